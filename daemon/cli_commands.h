@@ -1,0 +1,17 @@
+// The `hearth` command line: each subcommand lives in its own daemon/cli_<name>.cpp and
+// registers itself here. A subcommand's callback sets `exit_code` instead of calling exit().
+// Thread-safety: used from main() only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace hearth::daemon {
+
+struct cli_state {
+    int exit_code = 0;
+};
+
+void add_model_commands(CLI::App & app, cli_state & state);     // hearth model info
+void add_version_command(CLI::App & app, cli_state & state);    // hearth version
+
+}  // namespace hearth::daemon
