@@ -34,7 +34,7 @@ template <class T>
 class [[nodiscard]] result {
 public:
     result(T value) : v_(std::in_place_index<0>, std::move(value)) {}
-    result(error e) : v_(std::in_place_index<1>, std::move(e)) {}
+    result(hearth::error e) : v_(std::in_place_index<1>, std::move(e)) {}
 
     bool has_value() const { return v_.index() == 0; }
     explicit operator bool() const { return has_value(); }
@@ -59,7 +59,7 @@ template <>
 class [[nodiscard]] result<void> {
 public:
     result() = default;
-    result(error e) : e_(std::move(e)) {}
+    result(hearth::error e) : e_(std::move(e)) {}
 
     bool has_value() const { return !e_; }
     explicit operator bool() const { return has_value(); }
