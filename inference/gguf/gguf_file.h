@@ -93,8 +93,9 @@ public:
     std::span<const tensor_info> tensors() const;
     const tensor_info * find_tensor(std::string_view name) const;
 
+    struct impl;  // opaque outside inference/gguf/ (gguf_file_impl.h)
+
 private:
-    struct impl;
     explicit gguf_file(std::unique_ptr<impl> p);
     std::unique_ptr<impl> impl_;
 };
