@@ -1,0 +1,112 @@
+// Settings of the extension and how they reach the daemon: as arguments of `hearth lsp`
+// (which forwards them to the daemon it starts) and as LSP initializationOptions.
+// Pure functions over a plain settings object; no vscode import (unit-tested in Node).
+import * as fs from 'fs';
+import * as path from 'path';
+
+export type CacheType = 'f16' | 'q8_0' | 'q4_0';
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'off';
+
+export interface Settings {
+    // languageId -> enabled; "*" is the default for languages not listed.
+    enable: Record<string, boolean>;
+    debounceMs: number;
+    maxLines: number;
+    daemonPath: string;
+    modelPath: string;
+    cacheType: CacheType;
+    kvBudgetMiB: number;   // 0: the daemon's default
+    logLevel: LogLevel;
+    logFile: string;       // "": the daemon's default
+    extraArgs: string[];
+}
+
+export const defaults: Settings = {
+    enable: { '*': true, plaintext: false, markdown: false, scminput: false },
+    debounceMs: 75,
+    maxLines: 8,
+    daemonPath: 'hearth',
+    modelPath: '',
+    cacheType: 'q8_0',
+    kvBudgetMiB: 0,
+    logLevel: 'info',
+    logFile: '',
+    extraArgs: [],
+};
+
+// `get` reads one setting by name (vscode's WorkspaceConfiguration.get has this shape);
+// wrong types fall back to the default so a typo in settings.json cannot break startup.
+export function readSettings(get: (key: string) => unknown): Settings {
+    const pick = <K extends keyof Settings>(key: K, ok: (v: unknown) => boolean): Settings[K] => {
+        const v = get(key);
+        return (ok(v) ? v : defaults[key]) as Settings[K];
+    };
+    const isNum = (v: unknown) => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+    const isStr = (v: unknown) => typeof v === 'string';
+    const enable = get('enable');
+    return {
+        enable: typeof enable === 'object' && enable !== null && !Array.isArray(enable)
+            ? { ...defaults.enable, ...(enable as Record<string, boolean>) } : { ...defaults.enable },
+        debounceMs: pick('debounceMs', isNum),
+        maxLines: pick('maxLines', (v) => isNum(v) && (v as number) >= 1),
+        daemonPath: pick('daemonPath', (v) => isStr(v) && (v as string).length > 0),
+        modelPath: pick('modelPath', isStr),
+        cacheType: pick('cacheType', (v) => v === 'f16' || v === 'q8_0' || v === 'q4_0'),
+        kvBudgetMiB: pick('kvBudgetMiB', isNum),
+        logLevel: pick('logLevel', (v) => ['trace', 'debug', 'info', 'warn', 'error', 'off'].includes(v as string)),
+        logFile: pick('logFile', isStr),
+        extraArgs: pick('extraArgs', (v) => Array.isArray(v) && v.every(isStr)),
+    };
+}
+
+export function isLanguageEnabled(s: Settings, languageId: string): boolean {
+    if (Object.prototype.hasOwnProperty.call(s.enable, languageId)) return !!s.enable[languageId];
+    return s.enable['*'] !== false;
+}
+
+// Arguments of `hearth lsp`. Only options the user set are passed, so the daemon's own
+// config file (~/.config/hearth/config.toml) still applies to the rest.
+export function lspArgs(s: Settings): string[] {
+    const args = ['lsp'];
+    if (s.modelPath) args.push('--model', s.modelPath);
+    if (s.cacheType !== defaults.cacheType) args.push('--cache-type', s.cacheType);
+    if (s.kvBudgetMiB > 0) args.push('--kv-budget', `${Math.floor(s.kvBudgetMiB)}M`);
+    if (s.logLevel !== defaults.logLevel) args.push('--log-level', s.logLevel);
+    if (s.logFile) args.push('--log-file', s.logFile);
+    return args.concat(s.extraArgs);
+}
+
+export function initializationOptions(s: Settings): Record<string, unknown> {
+    const o: Record<string, unknown> = { maxLines: s.maxLines, cacheType: s.cacheType, logLevel: s.logLevel };
+    if (s.modelPath) o.model = s.modelPath;
+    if (s.kvBudgetMiB > 0) o.kvBudgetMiB = s.kvBudgetMiB;
+    return o;
+}
+
+// Finds the daemon: a path with a slash is taken as is; a bare name is looked up on PATH.
+// Returns the absolute path, or an error message saying where it looked.
+export function resolveDaemon(daemonPath: string, envPath: string | undefined,
+                              isExecutable: (p: string) => boolean = executable): { path?: string; error?: string } {
+    if (daemonPath.includes('/') || daemonPath.includes(path.sep)) {
+        return isExecutable(daemonPath) ? { path: daemonPath }
+            : { error: `hearth: the daemon "${daemonPath}" (setting hearth.daemonPath) does not exist or is not executable.` };
+    }
+    const dirs = (envPath ?? '').split(path.delimiter).filter((d) => d.length > 0);
+    for (const d of dirs) {
+        const candidate = path.join(d, daemonPath);
+        if (isExecutable(candidate)) return { path: candidate };
+    }
+    return {
+        error: `hearth: "${daemonPath}" was not found on PATH (${dirs.length} folders searched). ` +
+            'Install hearth or set hearth.daemonPath to the full path of the hearth binary.',
+    };
+}
+
+function executable(p: string): boolean {
+    try {
+        fs.accessSync(p, fs.constants.X_OK);
+        return fs.statSync(p).isFile();
+    } catch {
+        return false;
+    }
+}
