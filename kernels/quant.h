@@ -35,4 +35,10 @@ void quantize_row(tensor_type t, const float * src, void * dst, int64_t n);
 // sum_i w[i] * a[i] over a row of n elements: w of type wt, a of type vec_dot_type(wt).
 float vec_dot(tensor_type wt, int64_t n, const void * w, const void * a);
 
+// out[r] = vec_dot(wt, n, w + r * w_stride_bytes, a) for r in [0, n_rows): one activation row
+// against several weight rows (a matvec slice). Bit-identical to calling vec_dot per row; the
+// SIMD variants use it to keep the activation row in registers/L1 across rows.
+void vec_dot_rows(tensor_type wt, int64_t n, const void * w, size_t w_stride_bytes, const void * a, float * out,
+                  int64_t n_rows);
+
 }  // namespace hearth::kernels

@@ -1,0 +1,29 @@
+// Internal to kernels/cpu: how each instruction-set variant fills its quant_kernels table.
+// add_quant_kernels_<isa>(table) overrides the entries that variant implements; dispatch.cpp
+// calls it on a copy of the table below it. The per-ISA files define these functions and are
+// compiled only for their architecture.
+// Thread-safety: called only while dispatch.cpp builds its tables (once).
+#pragma once
+
+#include "kernels/cpu/dispatch.h"
+
+namespace hearth::kernels::cpu {
+
+void add_quant_kernels_scalar(quant_kernels & table);
+#if defined(__x86_64__) || defined(_M_X64)
+void add_quant_kernels_avx2(quant_kernels & table);
+#endif
+#if defined(__aarch64__)
+void add_quant_kernels_neon(quant_kernels & table);
+void add_quant_kernels_neon_dotprod(quant_kernels & table);
+#endif
+
+// vec_dot_rows for a variant that has no multi-row kernel for a type: one row at a time.
+template <vec_dot_fn Dot>
+void vec_dot_rows_by_row(int64_t n, const void * w, size_t w_stride_bytes, const void * a, float * out,
+                         int64_t n_rows) {
+    const auto * base = static_cast<const unsigned char *>(w);
+    for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(n, base + r * w_stride_bytes, a);
+}
+
+}  // namespace hearth::kernels::cpu

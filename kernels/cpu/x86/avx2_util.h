@@ -1,0 +1,51 @@
+// Small AVX2 helpers shared by the x86 quant kernels (compiled with -mavx2 -mfma -mf16c only).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace hearth::kernels::cpu::avx2 {
+
+inline float hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+inline float fp16(uint16_t h) { return _cvtsh_ss(h); }
+
+// 32 nibbles -> 32 bytes: the low nibbles of the 16 bytes first, then the high nibbles.
+inline __m256i bytes_from_nibbles(const uint8_t * qs) {
+    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
+    const __m256i both = _mm256_insertf128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
+    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+}
+
+// 32 bits -> 32 bytes: 0xFF where the bit is set, 0 elsewhere (byte i <- bit i).
+inline __m256i bytes_from_bits(const uint8_t * bits4) {
+    uint32_t x;
+    std::memcpy(&x, bits4, sizeof x);
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(x)), shuf);
+    bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
+}
+
+// sum of x[i] * y[i] per group of 8 bytes... as 8 int32 lanes (each lane sums 4 products).
+// x may hold -128; y must not (activations never do: quantizers clamp to +-127).
+inline __m256i dot_i8_i32(__m256i x, __m256i y) {
+    const __m256i ax = _mm256_sign_epi8(x, x);
+    const __m256i sy = _mm256_sign_epi8(y, x);
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1));
+}
+
+// The same for unsigned x (0..255 where x * 127 * 2 fits int16, i.e. x <= 128).
+inline __m256i dot_u8_i8_i32(__m256i x, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
+}
+
+}  // namespace hearth::kernels::cpu::avx2

@@ -1,0 +1,15 @@
+// Internal to kernels/cpu/x86: the AVX2(+FMA+F16C) quant kernels, registered by
+// add_quant_kernels_avx2. Same signatures and contracts as kernels/cpu/generic/quant_scalar.h.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+
+namespace hearth::kernels::cpu::avx2 {
+
+float vec_dot_q4_0(int64_t n, const void * w, const void * a);
+float vec_dot_q5_0(int64_t n, const void * w, const void * a);
+float vec_dot_q8_0(int64_t n, const void * w, const void * a);
+float vec_dot_iq4_nl(int64_t n, const void * w, const void * a);
+
+}  // namespace hearth::kernels::cpu::avx2

@@ -1,0 +1,71 @@
+// AVX2 dot products for the 32-element block types against q8_0 / q8_1 activations.
+// Numerics: each block's integer dot product is exact (as in the scalar reference); the block
+// scale product is applied with FMA into 8 f32 lanes and the lanes are summed at the end, so the
+// result differs from the scalar reference only by f32 rounding of the per-block accumulation.
+#include "kernels/blocks.h"
+#include "kernels/cpu/quant_variants.h"
+#include "kernels/cpu/x86/avx2_util.h"
+#include "kernels/cpu/x86/quant_avx2.h"
+
+namespace hearth::kernels::cpu::avx2 {
+namespace {
+
+// Loads the 32 signed weights of one block as bytes.
+struct q4_0_load {
+    using block = block_q4_0;
+    static __m256i load(const block & b) { return _mm256_sub_epi8(bytes_from_nibbles(b.qs), _mm256_set1_epi8(8)); }
+};
+struct q5_0_load {
+    using block = block_q5_0;
+    static __m256i load(const block & b) {
+        // nibble | 0xF0 where the fifth bit is clear: as int8 that is nibble - 16, else nibble.
+        const __m256i hi = _mm256_andnot_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(static_cast<char>(0xF0)));
+        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+    }
+};
+struct q8_0_load {
+    using block = block_q8_0;
+    static __m256i load(const block & b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b.qs)); }
+};
+struct iq4_nl_load {
+    using block = block_iq4_nl;
+    static __m256i load(const block & b) {
+        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i *>(k_iq4nl_values));
+        const __m256i t2 = _mm256_broadcastsi128_si256(table);
+        return _mm256_shuffle_epi8(t2, bytes_from_nibbles(b.qs));
+    }
+};
+
+// One weight row against one q8_0 row; two accumulators hide the FMA latency.
+template <class L>
+float dot_q8_0_row(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const typename L::block *>(w);
+    const auto * y = static_cast<const block_q8_0 *>(a);
+    const int64_t nb = n / 32;
+    __m256 acc0 = _mm256_setzero_ps();
+    __m256 acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 1 < nb; i += 2) {
+        const __m256 d0 = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
+        const __m256 d1 = _mm256_set1_ps(fp16(x[i + 1].d) * fp16(y[i + 1].d));
+        const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
+        const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i + 1].qs));
+        acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i]), y0)), acc0);
+        acc1 = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i + 1]), y1)), acc1);
+    }
+    if (i < nb) {
+        const __m256 d0 = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
+        const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
+        acc0 = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i]), y0)), acc0);
+    }
+    return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+}  // namespace
+
+float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q4_0_load>(n, w, a); }
+float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q5_0_load>(n, w, a); }
+float vec_dot_q8_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q8_0_load>(n, w, a); }
+float vec_dot_iq4_nl(int64_t n, const void * w, const void * a) { return dot_q8_0_row<iq4_nl_load>(n, w, a); }
+
+}  // namespace hearth::kernels::cpu::avx2
