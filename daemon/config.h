@@ -1,0 +1,75 @@
+// config: every setting of `hearth daemon`, from defaults, then the TOML config file
+// (~/.config/hearth/config.toml or --config FILE), then the command line (which wins).
+// File keys are the command-line option names (`kv-budget = "2GiB"`); the tuning knobs
+// that have no option live in [limits], [completion] and [chat] tables. An unknown key or
+// a wrong-typed value is an error naming the key and the file, never silently ignored.
+// Thread-safety: a plain value, read-only once the daemon starts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace hearth::daemon {
+
+struct daemon_limits {
+    size_t max_connections = 32;               // all transports together
+    size_t max_message_bytes = 4u << 20;       // one framed JSON-RPC body
+    size_t max_documents = 256;                // open documents per connection
+    size_t max_document_bytes = 8u << 20;
+    size_t max_requests_in_flight = 32;        // per connection
+    size_t max_queued = 64;                    // model jobs waiting, all connections
+    uint32_t partial_message_timeout_ms = 10000;  // a started message must complete within
+    size_t max_write_buffer_bytes = 64u << 20; // unread output per connection before closing it
+};
+
+struct completion_settings {
+    uint32_t debounce_ms = 50;       // automatic triggers wait this long for the next keystroke
+    int32_t prefix_lines = 64;       // whole lines before the cursor line in the FIM window
+    int32_t suffix_lines = 16;       // whole lines after the cursor line
+    int32_t max_tokens = 64;         // per candidate
+    uint32_t time_budget_ms = 2000;
+    int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
+};
+
+struct chat_settings {
+    int32_t max_tokens = 512;
+    uint32_t time_budget_ms = 120000;
+    int32_t context_lines = 40;      // lines around the selection sent with it
+};
+
+struct daemon_config {
+    std::string model_path;
+    int32_t threads = 0;                  // 0: the engine picks
+    std::string cache_type = "q8_0";
+    uint64_t kv_budget_bytes = 0;         // 0: the engine picks
+    std::string socket_path;              // "": default_socket_path(); "none": no Unix socket
+    int32_t tcp_port = -1;                // -1: no TCP; 0: any free port (logged, and written to the runtime dir)
+    bool listen_any = false;              // TCP on all interfaces instead of loopback
+    bool stdio = false;                   // serve one client on stdin/stdout
+    std::string log_level = "info";
+    std::string log_file;                 // "": default_log_file(); "none": no file
+    int io_threads = 2;
+    daemon_limits limits;
+    completion_settings completion;
+    chat_settings chat;
+};
+
+// ${XDG_CONFIG_HOME:-~/.config}/hearth/config.toml
+std::string default_config_file();
+// ${XDG_STATE_HOME:-~/.local/state}/hearth/hearth.log
+std::string default_log_file();
+
+// Applies the keys of a TOML file onto `cfg`. A missing file is an error only when
+// `required` (an explicit --config); the default file is optional.
+status load_config_file(const std::string & path, bool required, daemon_config & cfg);
+status load_config_text(std::string_view toml_text, std::string_view source_name, daemon_config & cfg);
+
+// "4096", "512KiB", "2MiB", "1.5GiB", "3G" -> bytes. Error names the text.
+result<uint64_t> parse_bytes(std::string_view text);
+
+status validate(const daemon_config & cfg);
+
+}  // namespace hearth::daemon

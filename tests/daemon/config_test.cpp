@@ -1,0 +1,99 @@
+#include <catch2/catch.hpp>
+
+#include "daemon/config.h"
+
+using namespace hearth::daemon;
+
+TEST_CASE("config file sets every kind of key", "[daemon][config]") {
+    daemon_config c;
+    const char * text = R"(
+model = "/models/coder.gguf"
+threads = 6
+cache-type = "q4_0"
+kv-budget = "1.5GiB"
+tcp = 7777
+log-level = "debug"
+
+[limits]
+max-message-bytes = "1MiB"
+max-queued = 8
+partial-message-timeout-ms = 2500
+
+[completion]
+debounce-ms = 30
+invoked-candidates = 2
+
+[chat]
+max-tokens = 256
+)";
+    REQUIRE(load_config_text(text, "config.toml", c));
+    CHECK(c.model_path == "/models/coder.gguf");
+    CHECK(c.threads == 6);
+    CHECK(c.cache_type == "q4_0");
+    CHECK(c.kv_budget_bytes == 3ull * 512 * 1024 * 1024);
+    CHECK(c.tcp_port == 7777);
+    CHECK(c.log_level == "debug");
+    CHECK(c.limits.max_message_bytes == 1u << 20);
+    CHECK(c.limits.max_queued == 8);
+    CHECK(c.limits.partial_message_timeout_ms == 2500);
+    CHECK(c.completion.debounce_ms == 30);
+    CHECK(c.completion.invoked_candidates == 2);
+    CHECK(c.chat.max_tokens == 256);
+    CHECK(validate(c));
+}
+
+TEST_CASE("config errors name the file, the line and the key", "[daemon][config]") {
+    struct bad {
+        const char * text;
+        const char * want;
+    };
+    const bad cases[] = {
+        {"modle = \"x\"\n", "c.toml:1: modle: unknown key"},
+        {"\n\nthreads = \"four\"\n", "c.toml:3: threads: expected an integer"},
+        {"tcp = 70000\n", "tcp: expected -1..65535, got 70000"},
+        {"kv-budget = \"2 lightyears\"\n", "unknown unit"},
+        {"[limits]\nmax-queud = 3\n", "limits.max-queud: unknown key"},
+        {"limits = 3\n", "expected a table [limits]"},
+        {"model = \n", "c.toml:1:"},
+        {"listen-any = \"yes\"\n", "expected true or false"},
+    };
+    for (const auto & b : cases) {
+        INFO(b.text);
+        daemon_config c;
+        auto s = load_config_text(b.text, "c.toml", c);
+        REQUIRE_FALSE(s);
+        CHECK_THAT(s.message(), Catch::Matchers::Contains(b.want));
+    }
+}
+
+TEST_CASE("a missing optional config file is fine, a missing --config is not", "[daemon][config]") {
+    daemon_config c;
+    CHECK(load_config_file("/nonexistent/hearth/config.toml", false, c));
+    auto s = load_config_file("/nonexistent/hearth/config.toml", true, c);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("/nonexistent/hearth/config.toml"));
+}
+
+TEST_CASE("parse_bytes", "[daemon][config]") {
+    CHECK(*parse_bytes("4096") == 4096);
+    CHECK(*parse_bytes("512KiB") == 512u * 1024);
+    CHECK(*parse_bytes("2 MiB") == 2u << 20);
+    CHECK(*parse_bytes("3G") == 3ull << 30);
+    CHECK_FALSE(parse_bytes("-1"));
+    CHECK_FALSE(parse_bytes("lots"));
+    CHECK_FALSE(parse_bytes("1e30GiB"));
+}
+
+TEST_CASE("validate refuses bad values", "[daemon][config]") {
+    daemon_config c;
+    c.cache_type = "q5_k";
+    CHECK_FALSE(validate(c));
+    c = daemon_config{};
+    c.log_level = "verbose";
+    CHECK_FALSE(validate(c));
+    c = daemon_config{};
+    c.socket_path = "none";
+    auto s = validate(c);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("no transport"));
+}
