@@ -1,0 +1,128 @@
+#include "daemon/fim_window.h"
+
+#include <algorithm>
+
+namespace hearth::daemon {
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+std::string_view rtrim(std::string_view s) {
+    while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+size_t line_start(std::string_view text, size_t pos) {
+    const size_t nl = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
+    return nl == std::string_view::npos ? 0 : nl + 1;
+}
+
+size_t line_end(std::string_view text, size_t pos) {   // index of the '\n' (or text.size())
+    const size_t nl = text.find('\n', pos);
+    return nl == std::string_view::npos ? text.size() : nl;
+}
+
+bool opens_block(std::string_view line) {
+    const std::string_view t = rtrim(line);
+    if (t.empty()) return false;
+    const char c = t.back();
+    return c == '{' || c == '(' || c == '[' || c == ':' || t.ends_with("=>") || t.ends_with("->");
+}
+
+}  // namespace
+
+fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines) {
+    cursor = std::min(cursor, text.size());
+    size_t begin = line_start(text, cursor);
+    for (int i = 0; i < prefix_lines && begin > 0; ++i) begin = line_start(text, begin - 1);
+    size_t end = line_end(text, cursor);
+    for (int i = 0; i < suffix_lines && end < text.size(); ++i) end = line_end(text, end + 1);
+    if (end < text.size()) ++end;   // keep the last line's newline: the window ends on a line boundary
+    return {std::string(text.substr(begin, cursor - begin)), std::string(text.substr(cursor, end - cursor))};
+}
+
+completion_mode detect_mode(std::string_view text, size_t cursor) {
+    cursor = std::min(cursor, text.size());
+    const size_t ls = line_start(text, cursor);
+    const std::string_view head = text.substr(ls, cursor - ls);
+    const std::string_view tail = text.substr(cursor, line_end(text, cursor) - cursor);
+    const bool tail_closers_only =
+        std::all_of(tail.begin(), tail.end(), [](char c) { return is_space(c) || c == ')' || c == ']' || c == '}' || c == ';' || c == ','; });
+    if (!tail_closers_only) return completion_mode::single_line;
+    if (opens_block(head)) return completion_mode::multi_line;
+    if (!trim(head).empty()) return completion_mode::single_line;
+    // A blank (or indentation-only) line: inside a block when indented, or when the
+    // previous non-blank line opens one.
+    if (!head.empty()) return completion_mode::multi_line;
+    size_t p = ls;
+    while (p > 0) {
+        const size_t prev = line_start(text, p - 1);
+        const std::string_view line = text.substr(prev, p - 1 - prev);
+        if (!trim(line).empty()) return opens_block(line) ? completion_mode::multi_line : completion_mode::single_line;
+        p = prev;
+    }
+    return completion_mode::single_line;
+}
+
+std::string trim_completion(std::string_view completion, std::string_view suffix, completion_mode mode) {
+    std::string_view c = completion;
+    if (mode == completion_mode::single_line) c = c.substr(0, c.find('\n'));
+    // The rest of the cursor line, without its leading spaces: what the editor already has.
+    std::string_view rest = suffix.substr(0, suffix.find('\n'));
+    rest = trim(rest);
+    if (mode == completion_mode::multi_line) {
+        // The first non-blank line after the cursor line: a completion line equal to it
+        // (and everything after) repeats the suffix.
+        std::string_view after = suffix;
+        const size_t nl = after.find('\n');
+        after = nl == std::string_view::npos ? std::string_view{} : after.substr(nl + 1);
+        std::string_view next;
+        while (!after.empty()) {
+            const size_t e = after.find('\n');
+            const std::string_view line = after.substr(0, e);
+            if (!trim(line).empty()) {
+                next = trim(line);
+                break;
+            }
+            if (e == std::string_view::npos) break;
+            after = after.substr(e + 1);
+        }
+        if (!next.empty()) {
+            size_t pos = 0;
+            bool first = true;
+            while (pos <= c.size()) {
+                const size_t e = c.find('\n', pos);
+                const std::string_view line = c.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos);
+                if (!first && trim(line) == next) {
+                    c = c.substr(0, pos);
+                    break;
+                }
+                first = false;
+                if (e == std::string_view::npos) break;
+                pos = e + 1;
+            }
+        }
+    }
+    c = rtrim(c);
+    // Overlap of the completion's end with the start of the line's rest, longest first.
+    if (!rest.empty()) {
+        const std::string_view head_line = c.substr(c.rfind('\n') == std::string_view::npos ? 0 : c.rfind('\n') + 1);
+        for (size_t k = std::min(head_line.size(), rest.size()); k > 0; --k) {
+            if (c.ends_with(rest.substr(0, k))) {
+                c.remove_suffix(k);
+                break;
+            }
+        }
+        c = rtrim(c);
+    }
+    return std::string(c);
+}
+
+}  // namespace hearth::daemon

@@ -1,0 +1,37 @@
+// fim_window: the text-only decisions of an inline completion, kept free of the protocol
+// and the model so they can be tested alone:
+//  - which part of the document goes into the fill-in-the-middle prompt: whole lines
+//    before the cursor line (prefix) and fewer whole lines after it (suffix), so the prompt
+//    moves by whole lines and its cached head survives keystrokes;
+//  - whether the completion may span lines (multi_line) or ends at the line's end;
+//  - trimming a completion that only repeats what already follows the cursor.
+// Offsets are byte offsets into UTF-8 text. Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "daemon/model_service.h"
+
+namespace hearth::daemon {
+
+struct fim_window {
+    std::string prefix;   // from the start of line (cursor line - prefix_lines) to the cursor
+    std::string suffix;   // from the cursor to the end of line (cursor line + suffix_lines), EOL included
+};
+
+fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines);
+
+// multi_line when the cursor ends its line's content (only closing brackets or spaces after
+// it) right after an opening bracket or a colon, or sits on a blank line inside a block
+// (indented, or right after a line that opens one); single_line otherwise, e.g. mid-line.
+completion_mode detect_mode(std::string_view text, size_t cursor);
+
+// Cuts a completion down to what is new: in single_line mode it ends at its first newline;
+// a tail that repeats the start of the rest of the cursor line is dropped (the model often
+// closes a bracket the editor already closed); in multi_line mode the completion ends
+// before the first of its lines that equals the next non-blank line after the cursor.
+// Trailing whitespace is removed. An empty result means "nothing worth showing".
+std::string trim_completion(std::string_view completion, std::string_view suffix, completion_mode mode);
+
+}  // namespace hearth::daemon

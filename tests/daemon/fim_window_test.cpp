@@ -1,0 +1,85 @@
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "daemon/fim_window.h"
+
+using namespace hearth::daemon;
+
+namespace {
+// The cursor is where '|' is; returns the text without it and the cursor's byte offset.
+std::pair<std::string, size_t> at_bar(std::string s) {
+    const size_t p = s.find('|');
+    REQUIRE(p != std::string::npos);
+    s.erase(p, 1);
+    return {s, p};
+}
+}  // namespace
+
+TEST_CASE("FIM window is cut in whole lines around the cursor", "[daemon][fim]") {
+    auto [text, cur] = at_bar("l0\nl1\nl2\nl3 a|b\nl4\nl5\nl6\n");
+    auto w = cut_fim_window(text, cur, 2, 1);
+    CHECK(w.prefix == "l1\nl2\nl3 a");
+    CHECK(w.suffix == "b\nl4\n");
+    auto all = cut_fim_window(text, cur, 100, 100);
+    CHECK(all.prefix + all.suffix == text);
+    auto none = cut_fim_window(text, cur, 0, 0);
+    CHECK(none.prefix == "l3 a");
+    CHECK(none.suffix == "b\n");
+}
+
+TEST_CASE("FIM window keeps multi-byte text intact and handles the edges", "[daemon][fim]") {
+    auto [text, cur] = at_bar("// héllo wörld 🙂\nint x = |;");
+    auto w = cut_fim_window(text, cur, 5, 5);
+    CHECK(w.prefix == "// héllo wörld 🙂\nint x = ");
+    CHECK(w.suffix == ";");
+    auto start = cut_fim_window("abc", 0, 3, 3);
+    CHECK(start.prefix.empty());
+    CHECK(start.suffix == "abc");
+    auto past = cut_fim_window("abc", 99, 3, 3);
+    CHECK(past.prefix == "abc");
+    CHECK(past.suffix.empty());
+}
+
+TEST_CASE("completion mode from the cursor's context", "[daemon][fim]") {
+    struct c {
+        const char * text;
+        completion_mode want;
+    };
+    const c cases[] = {
+        {"int f() {|", completion_mode::multi_line},
+        {"int f() {|}", completion_mode::multi_line},
+        {"def f(x):|", completion_mode::multi_line},
+        {"call(|)", completion_mode::multi_line},
+        {"int x = 1|", completion_mode::single_line},
+        {"foo(a, |b)", completion_mode::single_line},
+        {"if (x) {\n    |\n}", completion_mode::multi_line},
+        {"if (x) {\n|\n}", completion_mode::multi_line},
+        {"int a;\n|", completion_mode::single_line},
+        {"", completion_mode::single_line},
+        {"x = [\n\n|", completion_mode::multi_line},
+    };
+    for (const auto & k : cases) {
+        INFO(k.text);
+        std::string s = k.text;
+        if (s.find('|') == std::string::npos) s += '|';
+        auto [text, cur] = at_bar(s);
+        CHECK(detect_mode(text, cur) == k.want);
+    }
+}
+
+TEST_CASE("trim_completion drops what the suffix already has", "[daemon][fim]") {
+    using m = completion_mode;
+    CHECK(trim_completion("bar(1, 2))", ")", m::single_line) == "bar(1, 2)");
+    CHECK(trim_completion("x + 1;", ";", m::single_line) == "x + 1");
+    CHECK(trim_completion("abc\ndef", "", m::single_line) == "abc");
+    CHECK(trim_completion("abc   ", "", m::single_line) == "abc");
+    CHECK(trim_completion(")", ")", m::single_line).empty());
+    CHECK(trim_completion("value", "", m::single_line) == "value");
+    // multi-line: stops before the line that the suffix already holds
+    CHECK(trim_completion("\n    return 1;\n}\nint g() {", "\n}\n", m::multi_line) == "\n    return 1;");
+    CHECK(trim_completion("\n    a();\n    b();\n", "\n\n  }  \n", m::multi_line) == "\n    a();\n    b();");
+    CHECK(trim_completion("\n    a();", "", m::multi_line) == "\n    a();");
+    // the first line is never dropped for equalling the next line: it is what is new
+    CHECK(trim_completion("}", "\n}\n", m::multi_line) == "}");
+}
