@@ -9,7 +9,11 @@
       Dequantizes every tensor of a model with gguf.quants and with TOOL (a hearth_kernels
       program that reads jobs "<type> <n> <file offset>" on stdin and writes the floats of every
       job to stdout) and compares the results bit for bit. Exit status 0 when all match.
+  quant_oracle.py model-env VAR TOOL
+      As `model` for the file named by environment variable VAR; exit status 77 (skipped) when
+      VAR is unset or names no file.
 """
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,6 +147,12 @@ if __name__ == "__main__":
         write_random(Path(sys.argv[2]))
     elif len(sys.argv) == 4 and sys.argv[1] == "model":
         sys.exit(check_model(sys.argv[2], sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "model-env":
+        path = os.environ.get(sys.argv[2], "")
+        if not path or not os.path.isfile(path):
+            print(f"SKIPPED: ${sys.argv[2]} does not name a model file ({path!r})")
+            sys.exit(77)
+        sys.exit(check_model(path, sys.argv[3]))
     else:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
