@@ -1,0 +1,106 @@
+// vocab::impl: the validated tables behind a vocab, shared by the files that build and use
+// it (vocab.cpp builds, tokenize.cpp / spm.cpp / bpe.cpp encode, piece() decodes).
+// Private to inference/tokenizer/.
+// Thread-safety: immutable after vocab::create, except word_cache (guarded by its mutex).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "inference/tokenizer/pre_tokenizer.h"
+#include "inference/tokenizer/vocab.h"
+
+namespace hearth::inference::tokenizer {
+
+// Token attributes, as llama.cpp derives them from token types (plus strip flags).
+enum token_attr : uint16_t {
+    attr_undefined = 0,
+    attr_unknown = 1 << 0,
+    attr_unused = 1 << 1,
+    attr_normal = 1 << 2,
+    attr_control = 1 << 3,
+    attr_user_defined = 1 << 4,
+    attr_byte = 1 << 5,
+    attr_lstrip = 1 << 7,   // a matched special token swallows whitespace before it
+    attr_rstrip = 1 << 8,   // ... and after it
+};
+
+struct string_hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+using text_index = std::unordered_map<std::string, token_id, string_hash, std::equal_to<>>;
+
+struct token_entry {
+    std::string text;
+    float score = 0.0f;
+    uint16_t attr = attr_normal;
+};
+
+// A BPE merge of two adjacent symbols (by token id). `merged` is a token id, or an id at or
+// past n_tokens naming merged_bytes[id - n_tokens] when the merged text is not a token.
+struct bpe_merge {
+    int32_t rank;
+    token_id merged;
+};
+
+class word_cache {
+public:
+    bool find(std::string_view word, std::vector<token_id> & out) const;
+    void insert(std::string_view word, const std::vector<token_id> & ids) const;
+
+private:
+    static constexpr size_t k_max_entries = 1 << 16;
+    mutable std::mutex mutex_;
+    mutable std::unordered_map<std::string, std::vector<token_id>, string_hash, std::equal_to<>> map_;
+};
+
+struct vocab::impl {
+    vocab_kind kind = vocab_kind::spm;
+    std::string model, pre, name;
+    std::vector<token_entry> tokens;
+    text_index text_to_id;
+    std::vector<std::string> pieces;   // piece(id) for rendered tokens, precomputed
+
+    token_id bos = k_no_token, eos = k_no_token, eot = k_no_token, eom = k_no_token;
+    token_id unk = k_no_token, sep = k_no_token, pad = k_no_token, mask = k_no_token;
+    token_id fim_pre = k_no_token, fim_suf = k_no_token, fim_mid = k_no_token;
+    token_id fim_pad = k_no_token, fim_rep = k_no_token, fim_sep = k_no_token;
+    token_id linefeed = k_no_token;
+    bool add_bos = false, add_eos = false, add_space_prefix = false;
+    bool ignore_merges = false;   // BPE: a pre-token that is itself a token is not merged
+    std::vector<token_id> eog;    // ascending
+
+    // Tokens split out of the text before encoding, longest first (llama.cpp's order):
+    // user-defined ones always, control/unknown ones only with parse_special.
+    std::vector<token_id> special_always;
+    std::vector<token_id> special_parsed;
+
+    // SPM: the <0xHH> token of each byte. BPE: the token spelling each byte, or k_no_token
+    // for a byte the vocabulary lacks (only C0, C1, F1..FF may be missing).
+    std::array<token_id, 256> byte_token{};
+
+    // BPE only.
+    std::unordered_map<uint64_t, bpe_merge> merges;   // key: left id << 32 | right id
+    std::vector<std::string> merged_bytes;            // raw bytes of merges outside the vocabulary
+    std::optional<pre_tokenizer> pre_tok;
+    word_cache cache;
+
+    int32_t n_tokens() const { return int32_t(tokens.size()); }
+    token_id find(std::string_view text) const {
+        const auto it = text_to_id.find(text);
+        return it == text_to_id.end() ? k_no_token : it->second;
+    }
+};
+
+// Encoders for one run of plain text (no special tokens inside), appending to `out`.
+void spm_encode(const vocab::impl & v, std::string_view text, std::vector<token_id> & out);
+void bpe_encode(const vocab::impl & v, std::string_view text, std::vector<token_id> & out);
+
+}  // namespace hearth::inference::tokenizer
