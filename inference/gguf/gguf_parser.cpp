@@ -89,9 +89,9 @@ public:
     std::string_view read_string(std::string_view what, uint64_t max_len) {
         const uint64_t at = pos_;
         const uint64_t len = read<uint64_t>(what);
-        if (len > max_len) bad(at, what, ": length ", len, " exceeds the limit of ", max_len, " bytes");
         if (len > remaining())
             bad(at, what, ": length ", len, " runs past the end of the file (", remaining(), " bytes remain)");
+        if (len > max_len) bad(at, what, ": length ", len, " exceeds the limit of ", max_len, " bytes");
         const uint8_t * p = take(len, what);
         return {reinterpret_cast<const char *>(p), static_cast<size_t>(len)};
     }
@@ -280,9 +280,10 @@ void read_tensor_infos(reader & r, gguf_file::impl & f, uint64_t n_tensors, std:
         if (t.ne[0] % traits.block_size != 0)
             bad(dims_at, what, ": row length ne[0] = ", t.ne[0], " is not a multiple of ", traits.name,
                 "'s block size ", traits.block_size);
-        const uint64_t row = static_cast<uint64_t>(t.ne[0] / traits.block_size) * traits.type_size;  // <= 8 * ne[0]
+        uint64_t row = 0;
         const uint64_t n_rows = static_cast<uint64_t>(n_elements / t.ne[0]);
-        if (__builtin_mul_overflow(row, n_rows, &t.size_bytes))
+        if (__builtin_mul_overflow(static_cast<uint64_t>(t.ne[0] / traits.block_size), traits.type_size, &row) ||
+            __builtin_mul_overflow(row, n_rows, &t.size_bytes))
             bad(dims_at, what, ": byte size overflows 64 bits");
         t.offset = r.read<uint64_t>(what + " data offset");
         if (!f.tensor_index.emplace(t.name, f.tensors.size()).second) bad(at, "duplicate tensor name ", quoted(t.name));
