@@ -14,6 +14,17 @@ void add_quant_kernels_avx2(quant_kernels & table) {
     dot(tt::q5_0, avx2::vec_dot_q5_0, vec_dot_rows_by_row<avx2::vec_dot_q5_0>);
     dot(tt::q8_0, avx2::vec_dot_q8_0, vec_dot_rows_by_row<avx2::vec_dot_q8_0>);
     dot(tt::iq4_nl, avx2::vec_dot_iq4_nl, vec_dot_rows_by_row<avx2::vec_dot_iq4_nl>);
+    dot(tt::q4_1, avx2::vec_dot_q4_1, vec_dot_rows_by_row<avx2::vec_dot_q4_1>);
+    dot(tt::q5_1, avx2::vec_dot_q5_1, vec_dot_rows_by_row<avx2::vec_dot_q5_1>);
+    dot(tt::f32, avx2::vec_dot_f32, vec_dot_rows_by_row<avx2::vec_dot_f32>);
+    dot(tt::f16, avx2::vec_dot_f16, vec_dot_rows_by_row<avx2::vec_dot_f16>);
+    dot(tt::bf16, avx2::vec_dot_bf16, vec_dot_rows_by_row<avx2::vec_dot_bf16>);
+    dot(tt::q2_k, avx2::vec_dot_q2_K, vec_dot_rows_by_row<avx2::vec_dot_q2_K>);
+    dot(tt::q3_k, avx2::vec_dot_q3_K, vec_dot_rows_by_row<avx2::vec_dot_q3_K>);
+    dot(tt::q4_k, avx2::vec_dot_q4_K, vec_dot_rows_by_row<avx2::vec_dot_q4_K>);
+    dot(tt::q5_k, avx2::vec_dot_q5_K, vec_dot_rows_by_row<avx2::vec_dot_q5_K>);
+    dot(tt::q6_k, avx2::vec_dot_q6_K, vec_dot_rows_by_row<avx2::vec_dot_q6_K>);
+    dot(tt::iq4_xs, avx2::vec_dot_iq4_xs, vec_dot_rows_by_row<avx2::vec_dot_iq4_xs>);
 }
 
 }  // namespace hearth::kernels::cpu

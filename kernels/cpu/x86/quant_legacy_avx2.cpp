@@ -61,7 +61,39 @@ float dot_q8_0_row(int64_t n, const void * w, const void * a) {
     return hsum(_mm256_add_ps(acc0, acc1));
 }
 
+// One weight row with min (q4_1 / q5_1: unsigned quants) against one q8_1 row:
+// sum = sum_blocks d_w d_a sum(q_w q_a) + m_w s_a, the second term in plain f32 as in the reference.
+template <class L>
+float dot_q8_1_row(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const typename L::block *>(w);
+    const auto * y = static_cast<const block_q8_1 *>(a);
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0.0f;
+    for (int64_t i = 0; i < n / 32; ++i) {
+        summs += fp16(x[i].m) * fp16(y[i].s);
+        const __m256 d = _mm256_set1_ps(fp16(x[i].d) * fp16(y[i].d));
+        const __m256i qy = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
+        acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(dot_u8_i8_i32(L::load(x[i]), qy)), acc);
+    }
+    return hsum(acc) + summs;
+}
+
+struct q4_1_load {
+    using block = block_q4_1;
+    static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
+};
+struct q5_1_load {
+    using block = block_q5_1;
+    static __m256i load(const block & b) {
+        const __m256i hi = _mm256_and_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(0x10));
+        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+    }
+};
+
 }  // namespace
+
+float vec_dot_q4_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q4_1_load>(n, w, a); }
+float vec_dot_q5_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q5_1_load>(n, w, a); }
 
 float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q4_0_load>(n, w, a); }
 float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q5_0_load>(n, w, a); }
