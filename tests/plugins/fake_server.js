@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+// A scripted language server for the plugin tests: it speaks the same protocol as the
+// hearth daemon (docs/protocol.md) but answers by fixed rules, so the tests can check
+// exact ghost text, accepted text and the feedback notifications the plugins send.
+// The real daemon is exercised by the e2e tests; this one makes plugin logic testable
+// without a model.
+//
+// Rules: inline completion returns `<word>_suggestion(1, 2)\nnext_line()` replacing the
+// identifier before the cursor (range from its start to the cursor); with no identifier
+// there, `fallback()` at the cursor; a line containing "slow" is answered after 600 ms.
+// hearth/chat streams "Hello", " from", " the fake" as $/progress reports, 40 ms apart
+// (400 ms when the prompt contains "slow"), then replies with the whole text. Every message
+// received is logged; the request fake/log returns the log.
+'use strict';
+
+const delayMs = Number(process.env.FAKE_DELAY_MS || 0);
+const docs = new Map();
+const log = [];
+const running = new Map(); // request id -> { cancelled }
+
+function send(msg) {
+    const body = Buffer.from(JSON.stringify(msg), 'utf8');
+    process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
+    process.stdout.write(body);
+}
+
+// JS strings are UTF-16, as LSP positions are.
+function offsetAt(text, pos) {
+    let off = 0;
+    for (let l = 0; l < pos.line; l++) {
+        const nl = text.indexOf('\n', off);
+        if (nl < 0) return text.length;
+        off = nl + 1;
+    }
+    return Math.min(off + pos.character, text.length);
+}
+
+function applyChange(uri, change) {
+    if (!change.range) { docs.set(uri, change.text); return; }
+    const t = docs.get(uri) ?? '';
+    docs.set(uri, t.slice(0, offsetAt(t, change.range.start)) + change.text + t.slice(offsetAt(t, change.range.end)));
+}
+
+function complete(params) {
+    const text = docs.get(params.textDocument.uri) ?? '';
+    const lines = text.split('\n');
+    const line = lines[params.position.line] ?? '';
+    const before = line.slice(0, params.position.character);
+    const word = /[A-Za-z_][A-Za-z0-9_]*$/.exec(before);
+    if (!word) return { items: [{ insertText: 'fallback()' }] };
+    const start = { line: params.position.line, character: params.position.character - word[0].length };
+    return { items: [{ insertText: `${word[0]}_suggestion(1, 2)\nnext_line()`, range: { start, end: params.position } }] };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function handle(msg) {
+    log.push({ method: msg.method, params: msg.params });
+    const reply = (result) => send({ jsonrpc: '2.0', id: msg.id, result });
+    const fail = (code, message) => send({ jsonrpc: '2.0', id: msg.id, error: { code, message } });
+    switch (msg.method) {
+    case 'initialize':
+        return reply({
+            capabilities: { textDocumentSync: { openClose: true, change: 2 }, inlineCompletionProvider: {} },
+            serverInfo: { name: 'fake-hearth', version: '0' },
+        });
+    case 'shutdown': return reply(null);
+    case 'exit': process.exit(0); return;
+    case 'textDocument/didOpen': docs.set(msg.params.textDocument.uri, msg.params.textDocument.text); return;
+    case 'textDocument/didChange': for (const c of msg.params.contentChanges) applyChange(msg.params.textDocument.uri, c); return;
+    case '$/cancelRequest': { const r = running.get(msg.params.id); if (r) r.cancelled = true; return; }
+    case 'textDocument/inlineCompletion': {
+        const state = { cancelled: false };
+        running.set(msg.id, state);
+        // A line containing "slow" is answered after 600 ms, so tests can cancel it.
+        const t = docs.get(msg.params.textDocument.uri) ?? '';
+        const slow = (t.split('\n')[msg.params.position.line] ?? '').includes('slow');
+        if (delayMs || slow) await sleep(slow ? 600 : delayMs);
+        running.delete(msg.id);
+        if (state.cancelled) return fail(-32800, 'cancelled');
+        return reply(complete(msg.params));
+    }
+    case 'hearth/chat': {
+        const state = { cancelled: false };
+        running.set(msg.id, state);
+        const token = msg.params.partialResultToken;
+        let text = '';
+        for (const piece of ['Hello', ' from', ' the fake']) {
+            await sleep(msg.params.prompt.includes('slow') ? 400 : 40);
+            if (state.cancelled) break;
+            text += piece;
+            send({ jsonrpc: '2.0', method: '$/progress', params: { token, value: { kind: 'report', text: piece } } });
+        }
+        running.delete(msg.id);
+        if (state.cancelled) return fail(-32800, 'cancelled');
+        return reply({ text });
+    }
+    case 'hearth/status':
+        return reply({ model: { name: 'fake-model' }, queue: { pending: 0 }, lastCompletion: { totalMs: 12 } });
+    case 'fake/log': return reply(log.filter((e) => e.method !== 'fake/log'));
+    case 'fake/document': return reply(docs.get(msg.params.uri) ?? null);
+    default:
+        if (msg.id !== undefined) fail(-32601, `unknown method ${msg.method}`);
+    }
+}
+
+let buf = Buffer.alloc(0);
+process.stdin.on('data', (chunk) => {
+    buf = Buffer.concat([buf, chunk]);
+    for (;;) {
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const m = /Content-Length: *(\d+)/i.exec(buf.slice(0, end).toString('ascii'));
+        if (!m) { process.stderr.write('fake server: bad header\n'); process.exit(2); }
+        const len = Number(m[1]);
+        if (buf.length < end + 4 + len) return;
+        const body = buf.slice(end + 4, end + 4 + len).toString('utf8');
+        buf = buf.slice(end + 4 + len);
+        void handle(JSON.parse(body));
+    }
+});
+process.stdin.on('end', () => process.exit(0));

@@ -1,0 +1,209 @@
+-- The plugin against the scripted server (tests/plugins/fake_server.js): exact ghost
+-- text, typing through, accept / word / line / dismiss, debounce, cancellation, the
+-- feedback notifications, streamed chat and its cancellation, status, and the error
+-- when the binary is missing.
+local H = dofile(vim.env.HEARTH_TEST_DIR .. '/harness.lua')
+local hearth = require('hearth')
+local compat = require('hearth.compat')
+local completion = require('hearth.completion')
+
+local dir = vim.fn.tempname()
+vim.fn.mkdir(dir, 'p')
+vim.cmd('cd ' .. dir)
+local node = vim.env.HEARTH_NODE or 'node'
+hearth.setup({ cmd = { node, vim.env.HEARTH_FAKE_SERVER }, debounce_ms = 75 })
+
+local buf, client
+
+local function log()
+  local _, r = H.request(client, 'fake/log', {})
+  return r
+end
+
+local function count(entries, method)
+  local n = 0
+  for _, e in ipairs(entries) do if e.method == method then n = n + 1 end end
+  return n
+end
+
+local function last_of(entries, method)
+  for i = #entries, 1, -1 do if entries[i].method == method then return entries[i] end end
+end
+
+local function ghost() return (hearth.ghost_text(buf)) end
+
+-- The newest answer buffer.
+local function answer_buffer()
+  local newest = -1
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_get_name(b):match('^hearth://answer/') and b > newest then newest = b end
+  end
+  return newest
+end
+local function lines() return vim.api.nvim_buf_get_lines(buf, 0, -1, false) end
+
+H.test('setup attaches the client to a buffer of an enabled filetype', function()
+  vim.cmd('edit ' .. dir .. '/main.py')
+  buf = vim.api.nvim_get_current_buf()
+  vim.bo.filetype = 'python'
+  client = H.wait_for(function()
+    local c = compat.clients_of(buf, 'hearth')[1]
+    return c and c.server_capabilities and c
+  end, 5000, 'the hearth client to initialize')
+  H.ok(client.server_capabilities.inlineCompletionProvider, 'server capabilities reached the client')
+end)
+
+H.test('typing shows the suggestion as ghost text at the cursor', function()
+  H.type('ihel')
+  H.eq('_suggestion(1, 2)\nnext_line()', H.wait_for(ghost, 3000, 'ghost text'), 'ghost text')
+  local marks = vim.api.nvim_buf_get_extmarks(buf, require('hearth.ghost').ns, 0, -1, { details = true })
+  H.eq(1, #marks, 'one extmark')
+  H.eq({ 0, 3 }, { marks[1][2], marks[1][3] }, 'at the cursor')
+  H.eq(vim.fn.has('nvim-0.10') == 1 and 'inline' or 'overlay', marks[1][4].virt_text_pos, 'virt_text_pos for this version')
+  H.eq({ 'hel' }, lines(), 'buffer untouched')
+  local l = log()
+  local req = last_of(l, 'textDocument/inlineCompletion')
+  H.eq({ line = 0, character = 3 }, req.params.position, 'request position')
+  H.eq(2, req.params.context.triggerKind, 'automatic trigger')
+  H.eq('hel_suggestion(1, 2)\nnext_line()', last_of(l, 'textDocument/didShowCompletion').params.item.insertText, 'didShowCompletion item')
+end)
+
+H.test('typing what the ghost shows keeps it without a new request', function()
+  local before = count(log(), 'textDocument/inlineCompletion')
+  H.type('_s', 200)
+  H.eq('uggestion(1, 2)\nnext_line()', ghost(), 'ghost after typing through')
+  H.eq(before, count(log(), 'textDocument/inlineCompletion'), 'no new request')
+end)
+
+H.test('accept word, accept line, then Tab accepts the rest', function()
+  H.type('<M-Right>')
+  H.eq({ 'hel_suggestion' }, lines(), 'after accept word')
+  H.eq('(1, 2)\nnext_line()', ghost(), 'ghost after accept word')
+  H.eq(9, last_of(log(), 'textDocument/didPartiallyAcceptCompletion').params.acceptedLength, 'acceptedLength after a word')
+  H.type('<M-Down>')
+  H.eq({ 'hel_suggestion(1, 2)' }, lines(), 'after accept line')
+  H.eq(15, last_of(log(), 'textDocument/didPartiallyAcceptCompletion').params.acceptedLength, 'acceptedLength after a line')
+  H.type('<Tab>')
+  H.eq({ 'hel_suggestion(1, 2)', 'next_line()' }, lines(), 'after Tab')
+  H.eq({ 2, 11 }, vim.api.nvim_win_get_cursor(0), 'cursor at the end of the accepted text')
+  local l = log()
+  local acc = last_of(l, 'hearth/didAccept')
+  H.ok(acc, 'hearth/didAccept sent')
+  H.eq(vim.uri_from_bufnr(buf), acc.params.uri, 'didAccept uri')
+  H.eq(27, acc.params.acceptedLength, 'didAccept acceptedLength (all of it)')
+  H.eq(0, count(l, 'hearth/didReject'), 'nothing rejected so far')
+  local _, doc = H.request(client, 'fake/document', { uri = vim.uri_from_bufnr(buf) })
+  H.eq('hel_suggestion(1, 2)\nnext_line()\n', doc, 'the server saw the accepted text')
+end)
+
+H.test('moving the cursor dismisses the suggestion and reports a reject', function()
+  H.wait_for(ghost, 3000, 'a new suggestion after the accept')
+  H.type('<Left>')
+  H.eq(nil, ghost(), 'ghost cleared')
+  H.eq(1, count(log(), 'hearth/didReject'), 'one reject')
+end)
+
+H.test('<Esc> dismisses and leaves insert mode', function()
+  H.type('<End> word')
+  H.wait_for(ghost, 3000, 'ghost')
+  H.type('<Esc>')
+  H.eq(nil, ghost(), 'ghost cleared')
+  H.eq('n', vim.api.nvim_get_mode().mode, 'normal mode')
+  H.eq(2, count(log(), 'hearth/didReject'), 'second reject')
+end)
+
+H.test('Tab without a suggestion inserts a tab; dismiss key clears', function()
+  H.type('o')
+  H.type('<Tab>', 10)
+  H.eq('\t', lines()[3], 'a literal tab')
+  H.wait_for(ghost, 3000, 'suggestion after the tab')
+  H.type('<C-]>')
+  H.eq(nil, ghost(), 'dismissed')
+  H.eq({ 3, 1 }, vim.api.nvim_win_get_cursor(0), 'cursor unchanged by dismiss')
+  H.type('<Esc>')
+end)
+
+H.test('a burst of keystrokes sends one request (debounce)', function()
+  H.type('o', 300)
+  local before = count(log(), 'textDocument/inlineCompletion')
+  for _, k in ipairs({ 'a', 'b', 'c', 'd' }) do H.type(k, 15) end
+  H.wait_for(ghost, 3000, 'ghost')
+  H.sleep(200)
+  H.eq(1, count(log(), 'textDocument/inlineCompletion') - before, 'requests for four quick keys')
+  H.eq('_suggestion(1, 2)\nnext_line()', ghost(), 'suggestion for the whole word')
+  H.type('<Esc>')
+end)
+
+H.test('a newer keystroke cancels the request in flight', function()
+  H.type('oslow', 10)
+  H.wait_for(function()
+    local req = last_of(log(), 'textDocument/inlineCompletion')
+    return req and req.params.position.line == #lines() - 1 and req.params.position.character == #lines()[#lines()]
+  end, 3000, 'the slow request')
+  H.type('x', 10)
+  H.wait_for(function() return count(log(), '$/cancelRequest') > 0 end, 3000, '$/cancelRequest')
+  H.eq('_suggestion(1, 2)\nnext_line()', H.wait_for(ghost, 3000, 'ghost for slowx'), 'ghost for the newer text')
+  H.eq('slowx', vim.trim(lines()[#lines()]), 'buffer')
+  H.type('<Esc>')
+end)
+
+H.test(':HearthExplain streams the answer into a scratch split', function()
+  local code_win = vim.api.nvim_get_current_win()
+  vim.cmd('1,2HearthExplain')
+  H.eq(code_win, vim.api.nvim_get_current_win(), 'focus stays in the code')
+  local answer = answer_buffer()
+  H.ok(answer > 0, 'scratch buffer exists')
+  local seen = {}
+  H.wait_for(function()
+    local body = table.concat(vim.api.nvim_buf_get_lines(answer, 2, -1, false), '\n')
+    if seen[#seen] ~= body then seen[#seen + 1] = body end
+    return body == 'Hello from the fake'
+  end, 3000, 'the full answer')
+  H.ok(#seen >= 3, 'the answer grew in steps: ' .. vim.inspect(seen))
+  H.eq('# hearth: Explain (main.py:1-2)', vim.api.nvim_buf_get_lines(answer, 0, 1, false)[1], 'header')
+  H.eq('nofile', vim.bo[answer].buftype, 'scratch buffer')
+  H.eq(false, vim.bo[answer].modifiable, 'read-only')
+  local req = last_of(log(), 'hearth/chat')
+  H.eq({ start = { line = 0, character = 0 }, ['end'] = { line = 1, character = #lines()[2] } }, req.params.range, 'range of lines 1-2')
+  H.eq('Explain what this code does.', req.params.prompt, 'prompt')
+  H.ok(type(req.params.partialResultToken) == 'string', 'a progress token')
+  vim.cmd('bwipeout ' .. answer)
+end)
+
+H.test(':HearthAsk can be cancelled while it streams', function()
+  local cancels = count(log(), '$/cancelRequest')
+  vim.cmd('2HearthAsk why so slow')
+  local answer = answer_buffer()
+  H.wait_for(function() return vim.api.nvim_buf_get_lines(answer, 2, 3, false)[1] == 'Hello' end, 3000, 'first piece')
+  vim.cmd('HearthCancel')
+  H.wait_for(function() return count(log(), '$/cancelRequest') > cancels end, 3000, '$/cancelRequest for the chat')
+  H.sleep(900)
+  H.eq({ 'Hello', '', '(cancelled)' }, vim.api.nvim_buf_get_lines(answer, 2, -1, false), 'stopped after the first piece')
+  H.eq('why so slow', last_of(log(), 'hearth/chat').params.prompt, 'the question is the prompt')
+  vim.cmd('bwipeout ' .. answer)
+end)
+
+H.test(':HearthStatus reports the daemon status', function()
+  local got
+  hearth.status(function(l) got = l end)
+  H.wait_for(function() return got end, 3000, 'status')
+  H.ok(vim.tbl_contains(got, '  name: fake-model'), vim.inspect(got))
+  H.ok(vim.tbl_contains(got, '  totalMs: 12'), vim.inspect(got))
+end)
+
+H.test('a missing binary gives one clear error', function()
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level) messages[#messages + 1] = { msg, level } end
+  hearth.setup({ cmd = { '/nonexistent/hearth', 'lsp' } })
+  vim.cmd('edit ' .. dir .. '/other.c')
+  vim.bo.filetype = 'c'
+  vim.cmd('edit ' .. dir .. '/third.c')
+  vim.bo.filetype = 'c'
+  vim.notify = notify
+  H.eq(1, #messages, 'one message: ' .. vim.inspect(messages))
+  H.ok(messages[1][1]:match("cannot find '/nonexistent/hearth'"), messages[1][1])
+  H.eq(vim.log.levels.ERROR, messages[1][2], 'error level')
+end)
+
+H.run('hearth.nvim with the scripted server')
