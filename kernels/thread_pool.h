@@ -1,0 +1,118 @@
+// A persistent pool of compute threads for the kernels: threads are created once, and each
+// parallel op is a run() that every thread (the calling thread included, as index 0) executes.
+// Waiting threads spin briefly (the next op usually follows within microseconds) and then sleep
+// on a condition variable, so a pool never burns a core that another process needs, and a thread
+// descheduled by the OS delays an op only by its current task: parallel_for() hands out tasks
+// dynamically from an atomic counter, so the other threads take over the rest of the work.
+// Thread-safety: run()/parallel_for() are called by one owner thread at a time (the compute
+// worker) and are not reentrant (a task must not call back into its own pool). stats() and
+// reset_stats() are called by the owner between runs.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace hearth::kernels {
+
+// The number of physical cores this process may run on (hyper-threads counted once); at least 1.
+int default_thread_count();
+
+class thread_pool {
+public:
+    // n_threads <= 0 means default_thread_count(). Spawns n_threads - 1 threads.
+    explicit thread_pool(int n_threads = 0);
+    ~thread_pool();
+    thread_pool(const thread_pool &) = delete;
+    thread_pool & operator=(const thread_pool &) = delete;
+
+    int n_threads() const { return n_threads_; }
+
+    // Calls fn(thread_index, n_threads) once on every thread; returns when all have returned.
+    template <class F>
+    void run(F && fn) {
+        run_erased(job_fn{&fn, [](void * f, int ti, int nt) { (*static_cast<std::remove_reference_t<F> *>(f))(ti, nt); }});
+    }
+
+    // Calls fn(task_index, thread_index) for every task in [0, n_tasks), each exactly once, handed
+    // out in increasing order to whichever thread is free. Which thread runs a task is not
+    // deterministic; a task's result must not depend on it (beyond per-thread scratch).
+    template <class F>
+    void parallel_for(int64_t n_tasks, F && fn) {
+        if (n_tasks <= 0) return;
+        if (n_tasks == 1 || n_threads_ == 1) {
+            for (int64_t i = 0; i < n_tasks; ++i) fn(i, 0);
+            return;
+        }
+        next_task_.value.store(0, std::memory_order_relaxed);
+        run([&](int ti, int) {
+            for (;;) {
+                const int64_t i = next_task_.value.fetch_add(1, std::memory_order_relaxed);
+                if (i >= n_tasks) break;
+                fn(i, ti);
+            }
+        });
+    }
+
+    // Time accounting since construction or reset_stats(): wall time spent inside run() and the
+    // time threads spent inside the job function. idle = 1 - busy / (wall * n_threads): the share
+    // of the pool's thread-time lost to waking, waiting at the end and imbalance.
+    struct stats {
+        uint64_t n_runs = 0;
+        double wall_s = 0;
+        double busy_s = 0;     // summed over threads
+        int n_threads = 1;
+        double idle_fraction() const { return wall_s > 0 ? 1.0 - busy_s / (wall_s * n_threads) : 0.0; }
+    };
+    stats get_stats() const;
+    void reset_stats();
+
+    // How long a waiting thread spins before it sleeps (default 50 µs; 0 = sleep at once).
+    void set_spin_ns(int64_t ns) { spin_ns_ = ns; }
+
+private:
+    struct job_fn {
+        void * obj;
+        void (*call)(void *, int, int);
+    };
+    struct alignas(64) padded_counter {
+        std::atomic<int64_t> value{0};
+    };
+    struct alignas(64) thread_slot {
+        std::atomic<uint64_t> busy_ns{0};
+    };
+
+    void run_erased(job_fn job);
+    void worker_main(int index);
+    void run_job_timed(int index);
+
+    int n_threads_;
+    int64_t spin_ns_ = 50'000;
+    std::vector<std::thread> threads_;
+    std::unique_ptr<thread_slot[]> slots_;
+    padded_counter next_task_;
+
+    // The job being run; written by the owner before `generation_` is bumped.
+    job_fn job_{};
+    std::atomic<bool> stop_{false};
+
+    alignas(64) std::atomic<uint32_t> generation_{0};
+    std::atomic<int> n_sleeping_workers_{0};
+    std::mutex wake_mutex_;
+    std::condition_variable wake_cv_;
+
+    alignas(64) std::atomic<int> n_pending_{0};
+    std::atomic<bool> owner_sleeping_{false};
+    std::mutex done_mutex_;
+    std::condition_variable done_cv_;
+
+    std::atomic<bool> in_run_{false};
+    uint64_t n_runs_ = 0;
+    uint64_t wall_ns_ = 0;
+};
+
+}  // namespace hearth::kernels

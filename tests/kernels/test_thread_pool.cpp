@@ -1,0 +1,113 @@
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/thread_pool.h"
+
+using hearth::kernels::thread_pool;
+
+TEST_CASE("default_thread_count is at least one and at most the logical CPUs", "[kernels][thread_pool]") {
+    const int n = hearth::kernels::default_thread_count();
+    CHECK(n >= 1);
+    const unsigned hw = std::thread::hardware_concurrency();
+    if (hw > 0) CHECK(n <= static_cast<int>(hw));
+}
+
+TEST_CASE("thread_pool::run calls every thread index exactly once per run", "[kernels][thread_pool]") {
+    const int n_threads = GENERATE(1, 2, 3, 5);
+    thread_pool pool(n_threads);
+    REQUIRE(pool.n_threads() == n_threads);
+    std::vector<std::atomic<int>> calls(static_cast<size_t>(n_threads));
+    const int n_runs = 2000;   // many back-to-back runs exercise the wake/finish handshake
+    for (int r = 0; r < n_runs; ++r) {
+        pool.run([&](int ti, int nt) {
+            REQUIRE(nt == n_threads);
+            calls[static_cast<size_t>(ti)].fetch_add(1);
+        });
+    }
+    for (auto & c : calls) CHECK(c.load() == n_runs);
+}
+
+TEST_CASE("thread_pool: the calling thread is index 0", "[kernels][thread_pool]") {
+    thread_pool pool(2);
+    const auto caller = std::this_thread::get_id();
+    std::thread::id seen0, seen1;
+    pool.run([&](int ti, int) { (ti == 0 ? seen0 : seen1) = std::this_thread::get_id(); });
+    CHECK(seen0 == caller);
+    CHECK(seen1 != caller);
+}
+
+TEST_CASE("thread_pool::parallel_for runs each task exactly once", "[kernels][thread_pool]") {
+    const int n_threads = GENERATE(1, 2, 4);
+    const int64_t n_tasks = GENERATE(0, 1, 2, 3, 17, 1000);
+    thread_pool pool(n_threads);
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n_tasks));
+    for (int rep = 0; rep < 20; ++rep) {
+        pool.parallel_for(n_tasks, [&](int64_t i, int ti) {
+            REQUIRE(ti >= 0);
+            REQUIRE(ti < n_threads);
+            hits[static_cast<size_t>(i)].fetch_add(1);
+        });
+    }
+    for (auto & h : hits) CHECK(h.load() == 20);
+}
+
+TEST_CASE("thread_pool: results written by workers are visible to the caller after run", "[kernels][thread_pool]") {
+    thread_pool pool(2);
+    std::vector<int64_t> out(4096);
+    for (int rep = 0; rep < 200; ++rep) {
+        pool.parallel_for(64, [&](int64_t task, int) {
+            for (int64_t i = task * 64; i < (task + 1) * 64; ++i) out[static_cast<size_t>(i)] = i * rep;
+        });
+        int64_t sum = std::accumulate(out.begin(), out.end(), int64_t{0});
+        REQUIRE(sum == int64_t{rep} * 4096 * 4095 / 2);
+    }
+}
+
+TEST_CASE("thread_pool: sleeping workers wake up for the next run", "[kernels][thread_pool]") {
+    thread_pool pool(3);
+    pool.set_spin_ns(0);   // sleep at once, so every run goes through the condition variable
+    std::atomic<int> total{0};
+    for (int r = 0; r < 300; ++r) {
+        pool.run([&](int, int) { total.fetch_add(1); });
+        if (r % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    CHECK(total.load() == 900);
+}
+
+TEST_CASE("thread_pool: dynamic tasks let the other threads take over a slow thread's share", "[kernels][thread_pool]") {
+    thread_pool pool(2);
+    std::vector<int> by_thread(2, 0);
+    std::atomic<bool> slow_started{false};
+    pool.parallel_for(200, [&](int64_t i, int ti) {
+        if (i == 0) {   // the first task stalls as if its thread had been descheduled
+            slow_started = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        ++by_thread[static_cast<size_t>(ti)];
+    });
+    CHECK(by_thread[0] + by_thread[1] == 200);
+    CHECK(std::max(by_thread[0], by_thread[1]) >= 190);   // the stalled thread ran (almost) only its one task
+}
+
+TEST_CASE("thread_pool::stats: busy time is counted and the idle fraction lies in [0, 1]", "[kernels][thread_pool]") {
+    thread_pool pool(2);
+    pool.reset_stats();
+    pool.parallel_for(8, [&](int64_t, int) {
+        const auto t0 = std::chrono::steady_clock::now();
+        while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(1)) {}
+    });
+    const auto s = pool.get_stats();
+    CHECK(s.n_runs == 1);
+    CHECK(s.busy_s >= 0.0075);
+    CHECK(s.wall_s >= 0.004 - 1e-4);
+    CHECK(s.idle_fraction() >= -0.05);   // clock granularity only
+    CHECK(s.idle_fraction() <= 1.0);
+    pool.reset_stats();
+    CHECK(pool.get_stats().n_runs == 0);
+    CHECK(pool.get_stats().busy_s == 0.0);
+}
