@@ -2,7 +2,7 @@
 """Dumps a GGUF file as read by the `gguf` package's GGUFReader (an independent reader),
 in the manifest format of write_gguf_samples.py, for the C++ reader tests to compare with.
 
-usage: dump_gguf.py FILE.gguf > FILE.expect
+usage: dump_gguf.py OUT_DIR FILE.gguf...   (writes OUT_DIR/<file name>.expect for each)
 
     kv <key-hex> <type> <value>               as in write_gguf_samples.py
     arr <key-hex> <elem-type> <count> <v>...
@@ -12,6 +12,7 @@ Strings are dumped as their raw bytes (vocabularies hold byte tokens that are no
 """
 import struct
 import sys
+from pathlib import Path
 
 from gguf import GGUFReader
 from gguf import GGUFValueType as VT
@@ -37,10 +38,8 @@ def enc(vtype, part) -> str:
     return str(int(v))
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    r = GGUFReader(sys.argv[1])
+def dump(path: str) -> str:
+    r = GGUFReader(path)
     out = []
     for name, f in r.fields.items():
         if name.startswith("GGUF."):  # the reader's pseudo-fields for the header
@@ -57,7 +56,16 @@ def main():
         dims = " ".join(str(x) for x in ne)
         out.append(f"tinfo {t.name.encode('utf-8').hex()} {int(t.tensor_type)} {len(ne)} {dims} "
                    f"{t.data_offset} {t.n_bytes}")
-    sys.stdout.write("\n".join(out) + "\n")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for path in sys.argv[2:]:
+        (out_dir / (Path(path).name + ".expect")).write_text(dump(path))
 
 
 if __name__ == "__main__":
