@@ -1,0 +1,132 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "kernels/quant.h"
+
+namespace hearth::kernels {
+namespace {
+
+// Matvec: weight bytes per task. Large enough that the atomic hand-out costs little next to
+// streaming the rows (~2 µs of memory time), small enough that a thread descheduled mid-task
+// holds back little work and both threads finish together.
+constexpr size_t k_matvec_task_bytes = 32 * 1024;
+// Batched: a tile is a block of weight rows (kept in L1/L2 while every token of the tile passes
+// over it) times a block of activation rows (kept in L2 while the weight rows change).
+constexpr size_t k_tile_weight_bytes = 16 * 1024;
+constexpr size_t k_tile_act_bytes = 256 * 1024;
+// Conversions of fewer elements than this run on the calling thread alone.
+constexpr int64_t k_parallel_convert_elems = 64 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t m) { return ceil_div(a, m) * m; }
+
+}  // namespace
+
+matmul_context::matmul_context() = default;
+matmul_context::~matmul_context() = default;
+
+void matmul_context::set_activations(const float * x, int64_t n_tokens, int64_t n_cols) {
+    assert(n_tokens >= 0 && n_cols > 0);
+    x_ = x;
+    n_tokens_ = n_tokens;
+    n_cols_ = n_cols;
+    for (auto & b : buffers_) b.valid = false;
+}
+
+matmul_context::converted_rows matmul_context::converted(tensor_type type, thread_pool & pool) {
+    if (type == tensor_type::f32)
+        return {reinterpret_cast<const std::byte *>(x_), static_cast<size_t>(n_cols_) * sizeof(float)};
+    for (auto & b : buffers_)
+        if (b.valid && b.type == type) return {b.data, b.row_bytes};
+
+    // A buffer that holds nothing current, else the oldest one.
+    buffer * slot = nullptr;
+    for (auto & b : buffers_)
+        if (!b.valid) { slot = &b; break; }
+    if (!slot) {
+        slot = &buffers_[static_cast<size_t>(next_evict_)];
+        next_evict_ = (next_evict_ + 1) % k_n_buffers;
+    }
+
+    const size_t row_bytes = row_size(type, n_cols_);
+    const size_t need = row_bytes * static_cast<size_t>(n_tokens_);
+    if (need > slot->capacity) {
+        const size_t cap = std::max(need, slot->capacity * 2);
+        slot->storage.reset(new std::byte[cap + 63]);
+        const auto addr = reinterpret_cast<uintptr_t>(slot->storage.get());
+        slot->data = slot->storage.get() + ((64 - addr % 64) % 64);
+        slot->capacity = cap;
+    }
+    slot->type = type;
+    slot->row_bytes = row_bytes;
+
+    std::byte * const dst = slot->data;
+    const float * const x = x_;
+    const int64_t n_cols = n_cols_;
+    auto convert_row = [&](int64_t t, int) {
+        quantize_row(type, x + t * n_cols, dst + static_cast<size_t>(t) * row_bytes, n_cols);
+    };
+    if (n_tokens_ > 1 && n_tokens_ * n_cols_ >= k_parallel_convert_elems) {
+        pool.parallel_for(n_tokens_, convert_row);
+    } else {
+        for (int64_t t = 0; t < n_tokens_; ++t) convert_row(t, 0);
+    }
+    slot->valid = true;
+    return {slot->data, row_bytes};
+}
+
+void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
+    assert(ctx.n_cols() == w.n_cols);
+    assert(w.row_bytes >= row_size(w.type, w.n_cols));
+    const int64_t n_tokens = ctx.n_tokens();
+    const int64_t n_rows = w.n_rows;
+    if (n_tokens == 0 || n_rows == 0) return;
+
+    const auto act = ctx.converted(vec_dot_type(w.type), pool);
+    const auto * const w_data = static_cast<const std::byte *>(w.data);
+    const size_t w_stride = w.row_bytes;
+    const int64_t n_cols = w.n_cols;
+    const tensor_type wt = w.type;
+
+    // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
+    int64_t rows_per_block;
+    int64_t tokens_per_block;
+    if (n_tokens == 1) {
+        const auto total_bytes = static_cast<size_t>(n_rows) * w_stride;
+        const int64_t n_blocks = std::max<int64_t>(1, static_cast<int64_t>(total_bytes / k_matvec_task_bytes));
+        rows_per_block = round_up(ceil_div(n_rows, n_blocks), 4);
+        tokens_per_block = 1;
+    } else {
+        rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / w_stride)), 4);
+        tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / act.row_bytes), 1, n_tokens);
+        // Keep every thread fed when the matrix is short: split the tokens finer instead.
+        const int64_t n_row_blocks = ceil_div(n_rows, rows_per_block);
+        const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
+        if (n_row_blocks * ceil_div(n_tokens, tokens_per_block) < want_tasks)
+            tokens_per_block = std::max<int64_t>(1, ceil_div(n_tokens, ceil_div(want_tasks, n_row_blocks)));
+    }
+    const int64_t n_row_blocks = ceil_div(n_rows, rows_per_block);
+    const int64_t n_token_blocks = ceil_div(n_tokens, tokens_per_block);
+
+    // Row-block-major order: consecutive tasks share weight rows (in the shared cache).
+    pool.parallel_for(n_row_blocks * n_token_blocks, [&](int64_t task, int) {
+        const int64_t r0 = (task / n_token_blocks) * rows_per_block;
+        const int64_t t0 = (task % n_token_blocks) * tokens_per_block;
+        const int64_t nr = std::min(rows_per_block, n_rows - r0);
+        const int64_t t1 = std::min(t0 + tokens_per_block, n_tokens);
+        const std::byte * rows = w_data + static_cast<size_t>(r0) * w_stride;
+        for (int64_t t = t0; t < t1; ++t)
+            vec_dot_rows(wt, n_cols, rows, w_stride, act.data + static_cast<size_t>(t) * act.row_bytes,
+                         y + t * n_rows + r0, nr);
+    });
+}
+
+void matmul(const weight_view & w, const float * x, int64_t n_tokens, float * y, thread_pool & pool,
+            matmul_context & ctx) {
+    ctx.set_activations(x, n_tokens, w.n_cols);
+    matmul(w, ctx, y, pool);
+}
+
+}  // namespace hearth::kernels
