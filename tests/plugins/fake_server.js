@@ -8,9 +8,12 @@
 // Rules: inline completion returns `<word>_suggestion(1, 2)\nnext_line()` replacing the
 // identifier before the cursor (range from its start to the cursor); with no identifier
 // there, `fallback()` at the cursor; a line containing "slow" is answered after 600 ms.
-// hearth/chat streams "Hello", " from", " the fake" as $/progress reports, 40 ms apart
-// (400 ms when the prompt contains "slow"), then replies with the whole text. Every message
-// received is logged; the request fake/log returns the log.
+// Items carry the daemon's accept command (hearth.acceptCompletion {uri, id}).
+// Answers (hearth/chat, or workspace/executeCommand hearth.explain / .fix / .ask) stream
+// "Hello", " from", " the fake" 40 ms apart (400 ms when the prompt contains "slow"):
+// as partial results {text} for hearth/chat's partialResultToken, as work-done progress
+// (begin, report {message, text}, end) for a workDoneToken; then the reply has the whole
+// text. Every message received is logged; the request fake/log returns the log.
 'use strict';
 
 const delayMs = Number(process.env.FAKE_DELAY_MS || 0);
@@ -47,9 +50,31 @@ function complete(params) {
     const line = lines[params.position.line] ?? '';
     const before = line.slice(0, params.position.character);
     const word = /[A-Za-z_][A-Za-z0-9_]*$/.exec(before);
-    if (!word) return { items: [{ insertText: 'fallback()' }] };
+    const command = { title: 'hearth: accept completion', command: 'hearth.acceptCompletion',
+                      arguments: [{ uri: params.textDocument.uri, id: String(++itemId) }] };
+    if (!word) return { items: [{ insertText: 'fallback()', command }] };
     const start = { line: params.position.line, character: params.position.character - word[0].length };
-    return { items: [{ insertText: `${word[0]}_suggestion(1, 2)\nnext_line()`, range: { start, end: params.position } }] };
+    return { items: [{ insertText: `${word[0]}_suggestion(1, 2)\nnext_line()`, range: { start, end: params.position }, command }] };
+}
+let itemId = 0;
+
+// Streams the answer; `partial`: as partial results, else as work-done reports.
+async function answer(msg, prompt, token, partial) {
+    const state = { cancelled: false };
+    running.set(msg.id, state);
+    const progress = (value) => send({ jsonrpc: '2.0', method: '$/progress', params: { token, value } });
+    if (!partial && token !== undefined) progress({ kind: 'begin', title: 'hearth', cancellable: true });
+    let text = '';
+    for (const piece of ['Hello', ' from', ' the fake']) {
+        await sleep(prompt.includes('slow') ? 400 : 40);
+        if (state.cancelled) break;
+        text += piece;
+        if (token !== undefined) progress(partial ? { text: piece } : { kind: 'report', message: piece, text: piece });
+    }
+    if (!partial && token !== undefined) progress({ kind: 'end' });
+    running.delete(msg.id);
+    if (state.cancelled) return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32800, message: 'cancelled' } });
+    send({ jsonrpc: '2.0', id: msg.id, result: { text } });
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -61,7 +86,12 @@ async function handle(msg) {
     switch (msg.method) {
     case 'initialize':
         return reply({
-            capabilities: { textDocumentSync: { openClose: true, change: 2 }, inlineCompletionProvider: {} },
+            capabilities: {
+                positionEncoding: 'utf-16',
+                textDocumentSync: { openClose: true, change: 2 },
+                inlineCompletionProvider: true,
+                executeCommandProvider: { commands: ['hearth.explain', 'hearth.fix', 'hearth.ask', 'hearth.acceptCompletion'] },
+            },
             serverInfo: { name: 'fake-hearth', version: '0' },
         });
     case 'shutdown': return reply(null);
@@ -80,20 +110,14 @@ async function handle(msg) {
         if (state.cancelled) return fail(-32800, 'cancelled');
         return reply(complete(msg.params));
     }
-    case 'hearth/chat': {
-        const state = { cancelled: false };
-        running.set(msg.id, state);
-        const token = msg.params.partialResultToken;
-        let text = '';
-        for (const piece of ['Hello', ' from', ' the fake']) {
-            await sleep(msg.params.prompt.includes('slow') ? 400 : 40);
-            if (state.cancelled) break;
-            text += piece;
-            send({ jsonrpc: '2.0', method: '$/progress', params: { token, value: { kind: 'report', text: piece } } });
+    case 'hearth/chat': return answer(msg, msg.params.prompt, msg.params.partialResultToken, true);
+    case 'workspace/executeCommand': {
+        const p = msg.params;
+        if (p.command === 'hearth.acceptCompletion') return reply(null);
+        if (['hearth.explain', 'hearth.fix', 'hearth.ask'].includes(p.command)) {
+            return answer(msg, (p.arguments[0] && p.arguments[0].prompt) || '', p.workDoneToken, false);
         }
-        running.delete(msg.id);
-        if (state.cancelled) return fail(-32800, 'cancelled');
-        return reply({ text });
+        return fail(-32602, `unknown command ${p.command}`);
     }
     case 'hearth/status':
         return reply({ model: { name: 'fake-model' }, queue: { pending: 0 }, lastCompletion: { totalMs: 12 } });

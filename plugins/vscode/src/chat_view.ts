@@ -1,10 +1,11 @@
-// Answers about a selection: each one is a read-only virtual document (scheme
-// hearth-answer) that fills as $/progress deltas arrive, beside the code it is about.
+// Answers about a selection: the daemon's hearth.explain / hearth.fix / hearth.ask commands,
+// each answer a read-only virtual document (scheme hearth-answer) that fills as the
+// $/progress reports arrive, beside the code it is about.
 // Cancellable from the progress notification or with "hearth: Stop answer".
 import * as vscode from 'vscode';
 import { ProgressType, type LanguageClient } from 'vscode-languageclient/node';
 import { ChatTranscript } from './chat_transcript';
-import { ChatAction, ChatResult, actionPrompt, chatParams, method, progressDelta } from './protocol';
+import { ChatAction, ChatResult, chatCommandParams, progressDelta } from './protocol';
 
 export const answerScheme = 'hearth-answer';
 
@@ -38,13 +39,11 @@ export class AnswerView implements vscode.TextDocumentContentProvider {
             void vscode.window.showWarningMessage('hearth: open a file and select the code first.');
             return;
         }
-        let prompt: string;
+        let prompt = '';
         if (action === 'ask') {
             const q = await vscode.window.showInputBox({ prompt: 'Ask hearth about the selection', placeHolder: 'What does this do?' });
             if (!q) return;
             prompt = q;
-        } else {
-            prompt = actionPrompt[action];
         }
         const doc = editor.document;
         // No selection: the current line.
@@ -64,13 +63,13 @@ export class AnswerView implements vscode.TextDocumentContentProvider {
         const progress = client.onProgress(new ProgressType<unknown>(), token, (value) => {
             if (transcript.append(progressDelta(value))) this.changed_later_(uri);
         });
-        const params = chatParams(doc.uri.toString(), client.code2ProtocolConverter.asRange(sel), prompt, token);
+        const params = chatCommandParams(action, doc.uri.toString(), client.code2ProtocolConverter.asRange(sel), prompt, token);
         await vscode.window.withProgress(
             { location: vscode.ProgressLocation.Notification, title: 'hearth: answering…', cancellable: true },
             async (_p, notificationToken) => {
                 const sub = notificationToken.onCancellationRequested(() => cts.cancel());
                 try {
-                    const result = await client.sendRequest<ChatResult>(method.chat, params, cts.token);
+                    const result = await client.sendRequest<ChatResult>('workspace/executeCommand', params, cts.token);
                     if (cts.token.isCancellationRequested) transcript.cancel();
                     else transcript.finish(result?.text);
                 } catch (e) {

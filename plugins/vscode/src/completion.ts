@@ -46,16 +46,26 @@ export function inlineCompletionMiddleware(deps: CompletionDeps): InlineCompleti
                 item.command = { command: acceptedCommand, title: 'hearth: accepted', arguments: [uri, item.command] };
             }
             const shown = items.find((i) => typeof i.insertText === 'string' && i.insertText.length > 0);
-            if (shown) deps.feedback.shown(uri, toLspItem(shown, position, deps.toRange));
+            if (shown) {
+                const lsp = toLspItem(shown, position, deps.toRange);
+                // The part of insertText between the range start and the cursor is already typed.
+                const typed = shown.range && shown.range.start.line === position.line
+                    ? Math.max(0, position.character - shown.range.start.character) : 0;
+                deps.feedback.shown(uri, lsp, typed);
+            }
             return items;
         },
     };
 }
 
+// The item as the daemon sent it (its own command, not our wrapper, which holds it).
 function toLspItem(item: vscode.InlineCompletionItem, position: vscode.Position,
                    toRange: (r: vscode.Range) => Range): InlineCompletionItem {
     const range = item.range ?? new vscode.Range(position, position);
-    return { insertText: item.insertText as string, range: toRange(range) };
+    const lsp: InlineCompletionItem = { insertText: item.insertText as string, range: toRange(range) };
+    const server = item.command?.arguments?.[1] as vscode.Command | undefined;
+    if (server) lsp.command = { title: server.title, command: server.command, arguments: server.arguments };
+    return lsp;
 }
 
 // Accept the next word or line of the suggestion with the editor's own command, and report

@@ -24,14 +24,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const answers = new AnswerView(() => client);
     context.subscriptions.push(output, status,
         vscode.workspace.registerTextDocumentContentProvider(answerScheme, answers),
-        vscode.commands.registerCommand('hearth.explain', () => answers.run('explain')),
-        vscode.commands.registerCommand('hearth.fix', () => answers.run('fix')),
-        vscode.commands.registerCommand('hearth.ask', () => answers.run('ask')),
+        // Not hearth.explain & co.: the language client registers the daemon's commands
+        // under those ids.
+        vscode.commands.registerCommand('hearth.explainSelection', () => answers.run('explain')),
+        vscode.commands.registerCommand('hearth.fixSelection', () => answers.run('fix')),
+        vscode.commands.registerCommand('hearth.askSelection', () => answers.run('ask')),
         vscode.commands.registerCommand('hearth.stopAnswer', () => answers.stopAll()),
         vscode.commands.registerCommand(showStatusCommand, () => status.show()),
         vscode.commands.registerCommand('hearth.restart', () => restart()),
         vscode.commands.registerCommand(acceptedCommand, async (uri: string, next?: vscode.Command) => {
-            feedback.accepted(uri);
+            feedback.accepted(uri, next !== undefined);
             if (next) await vscode.commands.executeCommand(next.command, ...(next.arguments ?? []));
         }),
         vscode.commands.registerCommand('hearth.acceptNextWord',

@@ -19,11 +19,19 @@ export interface Range { start: Position; end: Position; }
 // LSP InlineCompletionTriggerKind: Invoked asks for several candidates, Automatic for one.
 export const triggerKind = { invoked: 1, automatic: 2 } as const;
 
+export interface Command { title: string; command: string; arguments?: unknown[]; }
+
 export interface InlineCompletionItem {
     insertText: string | { kind: 'snippet'; value: string };
     filterText?: string;
     range?: Range;
+    command?: Command;
 }
+
+// The daemon puts this command on every item; running it on accept (the editor does, the
+// client sends workspace/executeCommand) is the daemon's accept feedback, so a client that
+// runs it sends no hearth/didAccept for that item.
+export const acceptCompletionCommand = 'hearth.acceptCompletion';
 
 export interface InlineCompletionParams {
     textDocument: { uri: string };
@@ -45,20 +53,38 @@ export interface ChatParams {
 
 export interface ChatResult { text: string; }
 
-// What each selection command asks; the daemon wraps it in the model's chat template
-// together with the selected code.
-export type ChatAction = 'explain' | 'fix' | 'ask';
-export const actionPrompt: Record<Exclude<ChatAction, 'ask'>, string> = {
-    explain: 'Explain what this code does.',
-    fix: 'Find the bugs in this code and show a fixed version.',
-};
-
+// hearth/chat with a free prompt; its pieces come as partial results on `token`.
 export function chatParams(uri: string, range: Range, prompt: string, token: string): ChatParams {
-    return { textDocument: { uri }, range, prompt, partialResultToken: token, workDoneToken: token };
+    return { textDocument: { uri }, range, prompt, partialResultToken: token };
 }
 
-// A $/progress value of a streamed chat: a text delta. The kind is optional in what the
-// daemon sends; "begin"/"end" without text carry no delta.
+// The selection commands are the daemon's commands hearth.explain / hearth.fix / hearth.ask
+// (the daemon picks the instruction for explain and fix); their pieces come as work-done
+// progress reports on `token`, and the reply is the whole answer ({text}).
+export type ChatAction = 'explain' | 'fix' | 'ask';
+
+export interface ExecuteCommandParams { command: string; arguments: unknown[]; workDoneToken?: string; }
+
+export function chatCommandParams(action: ChatAction, uri: string, range: Range, prompt: string | undefined,
+                                  token: string): ExecuteCommandParams {
+    const arg: Record<string, unknown> = { textDocument: { uri }, range };
+    if (prompt) arg.prompt = prompt;
+    return { command: `hearth.${action}`, arguments: [arg], workDoneToken: token };
+}
+
+// hearth/didAccept and hearth/didReject name the item by the id the daemon gave it (in
+// its command's argument) and by its text and range.
+export function feedbackParams(uri: string, item: InlineCompletionItem, acceptedLength?: number): Record<string, unknown> {
+    const p: Record<string, unknown> = { uri, insertText: insertTextOf(item) };
+    if (item.range) p.range = item.range;
+    const arg = item.command?.arguments?.[0] as { id?: unknown } | undefined;
+    if (arg && typeof arg.id === 'string') p.id = arg.id;
+    if (acceptedLength !== undefined) p.acceptedLength = acceptedLength;
+    return p;
+}
+
+// A $/progress value of a streamed answer: a text delta. Partial results carry {text};
+// work-done reports carry {kind: "report", text}; "begin"/"end" carry no delta.
 export function progressDelta(value: unknown): string {
     if (typeof value !== 'object' || value === null) return '';
     const v = value as { kind?: unknown; text?: unknown };
@@ -70,12 +96,20 @@ export function insertTextOf(item: InlineCompletionItem): string {
     return typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
 }
 
+// hearth/status (docs/protocol.md); the daemon may add fields.
 export interface StatusResult {
-    model?: { name?: string; path?: string; [k: string]: unknown } | string;
-    memory?: Record<string, unknown>;
-    slots?: unknown;
-    queue?: unknown;
-    lastCompletion?: Record<string, unknown>;
-    tokensPerSecond?: number;
+    version?: string;
+    model?: string;
+    modelPath?: string;
+    mappedBytes?: number;
+    kvBudgetBytes?: number;
+    kvUsedBytes?: number;
+    cacheSlots?: number;
+    cacheSlotsUsed?: number;
+    queueDepth?: number;
+    requestsInFlight?: number;
+    lastCompletionMs?: number;
+    promptTokensPerSecond?: number;
+    decodeTokensPerSecond?: number;
     [k: string]: unknown;
 }

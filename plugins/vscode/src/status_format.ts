@@ -1,52 +1,33 @@
 // Turns a hearth/status reply into the status bar's one line and the full report shown
-// on click. Field names follow docs/protocol.md; unknown or missing fields are skipped,
-// so an older or newer daemon still gets a readable line. No vscode import.
+// on click. Field names follow docs/protocol.md (lsp/types.h status_result); missing
+// fields are skipped, so an older or newer daemon still gets a readable line. No vscode
+// import.
 import { StatusResult } from './protocol';
 
 function num(v: unknown): number | undefined {
     return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
-function obj(v: unknown): Record<string, unknown> {
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-// The first field present of several spellings (camelCase from the protocol, snake_case
-// with units from the daemon's own structs).
-function first(o: Record<string, unknown>, ...keys: string[]): number | undefined {
-    for (const k of keys) {
-        const v = num(o[k]);
-        if (v !== undefined) return v;
-    }
-    return undefined;
-}
-
 export function modelName(s: StatusResult): string {
-    if (typeof s.model === 'string') return s.model;
-    const m = obj(s.model);
-    if (typeof m.name === 'string' && m.name) return m.name;
-    if (typeof m.path === 'string' && m.path) return m.path.split(/[\\/]/).pop() ?? m.path;
+    if (typeof s.model === 'string' && s.model) return s.model;
+    if (typeof s.modelPath === 'string' && s.modelPath) return s.modelPath.split(/[\\/]/).pop() ?? s.modelPath;
     return 'no model';
 }
 
-export interface Timing { latencyMs?: number; tokensPerSecond?: number; }
-
-export function lastTiming(s: StatusResult): Timing {
-    const last = obj(s.lastCompletion ?? s.last_completion ?? s.lastTimings);
-    const latencyMs = first(last, 'totalMs', 'latencyMs', 'total_ms', 't_total_ms')
-        ?? ((): number | undefined => { const us = first(last, 't_total_us', 'totalUs'); return us === undefined ? undefined : us / 1000; })();
-    const tokensPerSecond = first(last, 'tokensPerSecond', 'tokens_per_second', 'decodeTokensPerSecond')
-        ?? num(s.tokensPerSecond) ?? num((s as Record<string, unknown>).tokens_per_second);
-    return { latencyMs, tokensPerSecond };
+// Working when the daemon has requests in flight or queued, or the editor is waiting.
+export function isWorking(s: StatusResult | undefined, waiting: boolean): boolean {
+    return waiting || (num(s?.requestsInFlight) ?? 0) > 0 || (num(s?.queueDepth) ?? 0) > 0;
 }
 
-export function statusBarText(s: StatusResult | undefined, working: boolean): string {
+export function statusBarText(s: StatusResult | undefined, waiting: boolean): string {
+    const working = isWorking(s, waiting);
     const icon = working ? '$(sync~spin)' : '$(flame)';
     if (!s) return `${icon} hearth`;
-    const parts = [`${icon} ${modelName(s)}`];
-    const t = lastTiming(s);
-    if (t.latencyMs !== undefined) parts.push(`${Math.round(t.latencyMs)} ms`);
-    if (t.tokensPerSecond !== undefined) parts.push(`${t.tokensPerSecond.toFixed(1)} tok/s`);
+    const parts = [`${icon} ${modelName(s)}`, working ? 'working' : 'idle'];
+    const ms = num(s.lastCompletionMs);
+    if (ms !== undefined && ms > 0) parts.push(`${Math.round(ms)} ms`);
+    const tps = num(s.decodeTokensPerSecond);
+    if (tps !== undefined && tps > 0) parts.push(`${tps.toFixed(1)} tok/s`);
     return parts.join(' · ');
 }
 
@@ -57,8 +38,8 @@ function bytes(n: number): string {
     return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
-// A readable multi-line report: byte counts (keys ending in "bytes"/"Bytes") get units,
-// nested objects are indented.
+// A readable multi-line report: byte counts (keys ending in "Bytes") get units, nested
+// objects are indented.
 export function statusReport(s: StatusResult): string {
     const lines: string[] = [];
     const walk = (v: unknown, key: string, indent: string): void => {

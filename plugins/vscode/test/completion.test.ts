@@ -62,8 +62,10 @@ test('items are trimmed to maxLines, carry the accept command, and the first is 
     assert.deepEqual(r[1].command.arguments, ['file:///w/a.py', undefined]);
     assert.deepEqual(busy, [1, -1]);
     assert.deepEqual(sent, [['textDocument/didShowCompletion', {
-        item: { insertText: 'a\nb', range: { start: { line: 4, character: 0 }, end: { line: 4, character: 8 } } } }]]);
+        item: { insertText: 'a\nb', range: { start: { line: 4, character: 0 }, end: { line: 4, character: 8 } },
+                command: { title: '', command: 'server.cmd', arguments: undefined } } }]]);
     assert.equal(feedback.current?.uri, 'file:///w/a.py');
+    assert.equal(feedback.current?.typedLength, 8, 'the range starts 8 characters before the cursor');
     // An item without a range is reported at the cursor.
     await provide(doc('c'), pos, { triggerKind: InlineCompletionTriggerKind.Invoke }, never, async () => [{ insertText: 'z' }]);
     assert.deepEqual(sent.map((s) => s[0]).slice(1), ['hearth/didReject', 'textDocument/didShowCompletion']);

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { debounce, insertedLength, limitLines } from '../src/completion_logic';
 import { ChatTranscript } from '../src/chat_transcript';
-import { chatParams, inlineCompletionParams, insertTextOf, progressDelta } from '../src/protocol';
-import { lastTiming, modelName, statusBarText, statusReport } from '../src/status_format';
+import { chatCommandParams, chatParams, feedbackParams, inlineCompletionParams, insertTextOf, progressDelta } from '../src/protocol';
+import { isWorking, modelName, statusBarText, statusReport } from '../src/status_format';
 
 class Token {
     isCancellationRequested = false;
@@ -53,7 +53,13 @@ test('protocol builders and progress deltas', () => {
         { textDocument: { uri: 'file:///x' }, position: { line: 3, character: 1 }, context: { triggerKind: 2 } });
     const r = { start: { line: 0, character: 0 }, end: { line: 2, character: 0 } };
     assert.deepEqual(chatParams('file:///x', r, 'why?', 't1'),
-        { textDocument: { uri: 'file:///x' }, range: r, prompt: 'why?', partialResultToken: 't1', workDoneToken: 't1' });
+        { textDocument: { uri: 'file:///x' }, range: r, prompt: 'why?', partialResultToken: 't1' });
+    assert.deepEqual(chatCommandParams('explain', 'file:///x', r, '', 't2'),
+        { command: 'hearth.explain', arguments: [{ textDocument: { uri: 'file:///x' }, range: r }], workDoneToken: 't2' });
+    assert.deepEqual(chatCommandParams('ask', 'file:///x', r, 'why?', 't3').arguments,
+        [{ textDocument: { uri: 'file:///x' }, range: r, prompt: 'why?' }]);
+    assert.deepEqual(feedbackParams('file:///x', { insertText: 'a', command: { title: '', command: 'c', arguments: [{ id: 9 }] } }),
+        { uri: 'file:///x', insertText: 'a' }, 'a non-string id is not passed on');
     assert.equal(progressDelta({ kind: 'report', text: 'ab' }), 'ab');
     assert.equal(progressDelta({ text: 'cd' }), 'cd');
     assert.equal(progressDelta({ kind: 'begin', title: 'x' }), '');
@@ -90,18 +96,20 @@ test('a chat transcript streams, then takes the final text; cancel and failure a
 
 test('status bar line and report from hearth/status', () => {
     const s = {
-        model: { name: 'stories260K', path: '/m/stories260K-Q8_0.gguf' },
-        memory: { mappedBytes: 379168, kvBytes: 2048 },
-        lastCompletion: { totalMs: 123.4, tokensPerSecond: 45.678 },
+        version: '0.1.0', model: 'stories260K', modelPath: '/m/stories260K-Q8_0.gguf', mappedBytes: 379168,
+        queueDepth: 0, requestsInFlight: 0, lastCompletionMs: 123.4, decodeTokensPerSecond: 45.678,
+        extra: { slots: [1, 2] },
     };
-    assert.equal(statusBarText(s, false), '$(flame) stories260K · 123 ms · 45.7 tok/s');
-    assert.equal(statusBarText(s, true), '$(sync~spin) stories260K · 123 ms · 45.7 tok/s');
+    assert.equal(statusBarText(s, false), '$(flame) stories260K · idle · 123 ms · 45.7 tok/s');
+    assert.equal(statusBarText(s, true), '$(sync~spin) stories260K · working · 123 ms · 45.7 tok/s');
+    assert.equal(statusBarText({ ...s, requestsInFlight: 1 }, false), '$(sync~spin) stories260K · working · 123 ms · 45.7 tok/s');
+    assert.equal(statusBarText({ model: 'm', lastCompletionMs: 0 }, false), '$(flame) m · idle');
     assert.equal(statusBarText(undefined, false), '$(flame) hearth');
-    assert.equal(modelName({ model: { path: '/a/b/c.gguf' } }), 'c.gguf');
+    assert.ok(isWorking({ queueDepth: 2 }, false));
+    assert.equal(modelName({ modelPath: '/a/b/c.gguf' }), 'c.gguf');
     assert.equal(modelName({ model: 'x' }), 'x');
     assert.equal(modelName({}), 'no model');
-    assert.deepEqual(lastTiming({ last_completion: { t_total_us: 2500 }, tokens_per_second: 10 }), { latencyMs: 2.5, tokensPerSecond: 10 });
     const report = statusReport(s);
     assert.match(report, /mappedBytes: 370\.3 KiB \(379168\)/);
-    assert.match(report, /lastCompletion:\n  totalMs: 123\.4/);
+    assert.match(report, /extra:\n  slots:\n    \[0\]: 1/);
 });

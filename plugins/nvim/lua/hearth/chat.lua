@@ -1,15 +1,11 @@
--- :HearthExplain / :HearthFix / :HearthAsk: a hearth/chat request about the selected
--- lines whose answer streams into a scratch split as $/progress notifications arrive.
+-- :HearthExplain / :HearthFix / :HearthAsk: the daemon's hearth.explain / hearth.fix /
+-- hearth.ask commands (workspace/executeCommand) on the selected lines; the answer streams
+-- into a scratch split as work-done $/progress reports arrive, and the reply has it whole.
 -- `q` or <C-c> in the split, :HearthCancel, or wiping the buffer cancels the request.
 local compat = require('hearth.compat')
 local text = require('hearth.text')
 
 local M = {}
-
-local prompts = {
-  explain = 'Explain what this code does.',
-  fix = 'Find the bugs in this code and show a fixed version.',
-}
 
 local streams = {}   -- token -> { buf, header_lines, text, client, id, state }
 local seq = 0
@@ -24,7 +20,8 @@ local function render(s)
   vim.api.nvim_buf_set_option(s.buf, 'modifiable', false)
 end
 
--- The value of a chat $/progress is a text delta ({kind = "report"?, text = "..."}).
+-- A progress value carries a text delta: {kind = "report", text = ...} for work-done
+-- progress, {text = ...} for partial results; begin / end carry none.
 -- Returns true when the token was one of ours (the caller hands others to the default).
 function M.on_progress(result)
   local s = result and streams[result.token]
@@ -73,7 +70,7 @@ function M.run(action, line1, line2, question)
     vim.notify('hearth: no hearth client in this buffer (is its filetype enabled in setup?)', vim.log.levels.ERROR)
     return nil
   end
-  local prompt = prompts[action] or question
+  local prompt = question
   if action == 'ask' and (prompt == nil or prompt == '') then
     prompt = vim.fn.input('Ask hearth: ')
     if prompt == '' then return nil end
@@ -95,10 +92,12 @@ function M.run(action, line1, line2, question)
     streams[token] = nil
   end })
   local params = {
-    textDocument = { uri = vim.uri_from_bufnr(bufnr) }, range = range, prompt = prompt,
-    partialResultToken = token, workDoneToken = token,
+    command = 'hearth.' .. action,
+    arguments = { { textDocument = { uri = vim.uri_from_bufnr(bufnr) }, range = range,
+                    prompt = action == 'ask' and prompt or nil } },
+    workDoneToken = token,
   }
-  local ok, id = compat.request(client, 'hearth/chat', params, function(err, result)
+  local ok, id = compat.request(client, 'workspace/executeCommand', params, function(err, result)
     if s.state ~= 'streaming' then return end
     if err then
       s.state, s.error = 'failed', err.message or vim.inspect(err)

@@ -50,8 +50,21 @@ local function render()
   ghost.show(cur.bufnr, cur.row, cur.col, text.split_lines(cur.ghost))
 end
 
--- Ends the suggestion on screen. `accepted` sends hearth/didAccept, otherwise a
--- suggestion of which nothing was taken is reported with hearth/didReject.
+-- hearth/didAccept and hearth/didReject name the item by the id the daemon put in its
+-- command's argument, and by its text and range.
+local function feedback_params(c, accepted_length)
+  local p = { uri = c.uri, insertText = c.text, range = c.item.range, acceptedLength = accepted_length }
+  local cmd = c.item.command
+  local arg = type(cmd) == 'table' and type(cmd.arguments) == 'table' and cmd.arguments[1]
+  if type(arg) == 'table' and type(arg.id) == 'string' then p.id = arg.id end
+  return p
+end
+
+local accept_command = 'hearth.acceptCompletion'
+
+-- Ends the suggestion on screen. An accepted item runs the daemon's accept command when
+-- it carries one (as VS Code does), else hearth/didAccept is sent; a suggestion of which
+-- nothing was taken is reported with hearth/didReject.
 local function finish(accepted)
   if not cur then return end
   local c = cur
@@ -60,9 +73,15 @@ local function finish(accepted)
   local client = compat.get_client(c.client_id)
   if not client then return end
   if accepted then
-    compat.notify(client, 'hearth/didAccept', { uri = c.uri, item = c.item, acceptedLength = c.accepted })
+    local cmd = c.item.command
+    if type(cmd) == 'table' and cmd.command == accept_command then
+      compat.request(client, 'workspace/executeCommand', { command = cmd.command, arguments = cmd.arguments },
+        function() end, c.bufnr)
+    else
+      compat.notify(client, 'hearth/didAccept', feedback_params(c, text.units(c.text, #c.text, compat.offset_encoding(client))))
+    end
   elseif c.accepted == 0 then
-    compat.notify(client, 'hearth/didReject', { uri = c.uri, item = c.item })
+    compat.notify(client, 'hearth/didReject', feedback_params(c))
   end
 end
 
@@ -102,11 +121,14 @@ local function show_item(client, bufnr, row, col, result)
       local lines = vim.api.nvim_buf_get_lines(bufnr, start[1], row + 1, false)
       local rest = text.ghost(lines, row - start[1], col, insert, { 0, start[2] })
       if rest then
-        rest = limit_lines(rest, opts.max_lines)
+        local shown = limit_lines(rest, opts.max_lines)
         cur = {
           bufnr = bufnr, uri = vim.uri_from_bufnr(bufnr), client_id = client.id, item = item,
           text = insert, start = start, replace_bytes = replace_bytes,
-          row = row, col = col, ghost = rest, accepted = 0,
+          -- insertText as it can be taken: cut to max_lines. `ghost` is what is left of it
+          -- after the cursor; accepted counts the bytes that accepts inserted.
+          shown = insert:sub(1, #insert - #rest) .. shown,
+          row = row, col = col, ghost = shown, accepted = 0,
           tick = vim.api.nvim_buf_get_changedtick(bufnr),
         }
         render()
@@ -168,12 +190,18 @@ function M.on_text_changed(bufnr)
   if cur and cur.bufnr == bufnr then
     local row, col = cursor()
     local lines = vim.api.nvim_buf_get_lines(bufnr, cur.start[1], row + 1, false)
-    local rest = row >= cur.start[1] and text.ghost(lines, row - cur.start[1], col, cur.text, { 0, cur.start[2] })
-    -- Only a suggestion still ahead of the cursor, and no longer than before, is the same one.
-    if rest and #rest <= #cur.ghost and cur.ghost:sub(-#rest) == rest then
+    local typed = row >= cur.start[1] and text.ghost(lines, row - cur.start[1], col, cur.shown .. '\0', { 0, cur.start[2] })
+    local rest = typed and typed:sub(1, -2)
+    -- The user typed on along the suggestion (the cursor did not go back): keep it.
+    if rest and #rest <= #cur.ghost then
       cur.row, cur.col, cur.ghost = row, col, rest
       cur.tick = vim.api.nvim_buf_get_changedtick(bufnr)
-      render()
+      if rest == '' then
+        finish(true)   -- typed in full: as good as accepted
+        M.schedule()
+      else
+        render()
+      end
       return
     end
     finish(false)
@@ -201,10 +229,7 @@ local function insert(piece, whole)
   vim.api.nvim_buf_set_text(c.bufnr, c.row, c.col, c.row, last, text.split_lines(piece))
   local e = text.end_of(c.row, c.col, piece)
   vim.api.nvim_win_set_cursor(0, { e[1] + 1, e[2] })
-  local enc = compat.offset_encoding(compat.get_client(c.client_id))
-  local units = 0
-  for i, l in ipairs(text.split_lines(piece)) do units = units + text.units(l, #l, enc) + (i > 1 and 1 or 0) end
-  c.accepted = c.accepted + units
+  c.accepted = c.accepted + #piece
   return e
 end
 
@@ -225,7 +250,10 @@ local function accept_piece(next_piece)
   render()
   local client = compat.get_client(cur.client_id)
   if client then
-    compat.notify(client, 'textDocument/didPartiallyAcceptCompletion', { item = cur.item, acceptedLength = cur.accepted })
+    -- acceptedLength: UTF-16 code units of insertText from its start (LSP 3.18).
+    local taken = cur.shown:sub(1, #cur.shown - #cur.ghost)
+    compat.notify(client, 'textDocument/didPartiallyAcceptCompletion',
+      { item = cur.item, acceptedLength = text.units(taken, #taken, 'utf-16') })
   end
   return true
 end
