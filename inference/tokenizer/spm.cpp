@@ -32,11 +32,16 @@ struct bigram_order {
 
 }  // namespace
 
-void spm_encode(const vocab::impl & v, std::string_view text, std::vector<token_id> & out) {
+static void spm_encode_run(const vocab::impl & v, std::string_view text, std::vector<token_id> & out) {
     std::vector<symbol> symbols;
     symbols.reserve(text.size());
     for (size_t off = 0; off < text.size();) {
-        const size_t len = std::min(utf8_seq_len(static_cast<unsigned char>(text[off])), text.size() - off);
+        // A character is its lead byte and the continuation bytes that follow, up to the
+        // length the lead announces; for valid UTF-8 this is llama.cpp's split. Stopping at
+        // a non-continuation byte keeps a broken sequence from swallowing a following "▁".
+        const size_t want = std::min(utf8_seq_len(static_cast<unsigned char>(text[off])), text.size() - off);
+        size_t len = 1;
+        while (len < want && (static_cast<unsigned char>(text[off + len]) & 0xC0) == 0x80) ++len;
         const auto index = int32_t(symbols.size());
         symbols.push_back({index - 1, off + len == text.size() ? -1 : index + 1, uint32_t(off), uint32_t(len)});
         off += len;
@@ -78,6 +83,18 @@ void spm_encode(const vocab::impl & v, std::string_view text, std::vector<token_
         }
         for (const char c : piece) out.push_back(v.byte_token[static_cast<unsigned char>(c)]);
     }
+}
+
+void spm_encode(const vocab::impl & v, std::string_view text, std::vector<token_id> & out) {
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x80 || !v.spm_isolated[c]) continue;
+        spm_encode_run(v, text.substr(start, i - start), out);
+        spm_encode_run(v, text.substr(i, 1), out);
+        start = i + 1;
+    }
+    spm_encode_run(v, text.substr(start), out);
 }
 
 }  // namespace hearth::inference::tokenizer

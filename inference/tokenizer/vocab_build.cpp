@@ -15,6 +15,7 @@ constexpr const char * k_tokens_key = "tokenizer.ggml.tokens";
 constexpr const char * k_types_key = "tokenizer.ggml.token_type";
 constexpr const char * k_scores_key = "tokenizer.ggml.scores";
 constexpr const char * k_merges_key = "tokenizer.ggml.merges";
+constexpr size_t k_max_total_bytes = size_t(1) << 30;   // the text pool is indexed by u32
 
 std::string hex2(unsigned b) {
     char buf[8];
@@ -91,7 +92,7 @@ status build_tokens(vocab::impl & v, vocab_data & d) {
         return fail(k_types_key, ": ", uint64_t(d.token_types.size()), " entries for ", uint64_t(n), " tokens (expected one per token)");
     }
     v.tokens.resize(n);
-    v.text_to_id.reserve(n);
+    size_t total_bytes = 0;
     for (size_t i = 0; i < n; ++i) {
         std::string text = std::move(d.tokens[i]);
         // llama.cpp keeps empty tokens under a placeholder name so ids stay aligned.
@@ -112,9 +113,12 @@ status build_tokens(vocab::impl & v, vocab_data & d) {
             }
         }
         e.score = d.scores.empty() ? 0.0f : d.scores[i];
-        const auto [it, inserted] = v.text_to_id.emplace(text, token_id(i));
-        if (!inserted) {
-            return fail(k_tokens_key, "[", uint64_t(i), "]: ", quoted(text), " repeats token ", int64_t(it->second),
+        total_bytes += text.size();
+        if (total_bytes > k_max_total_bytes) {
+            return fail(k_tokens_key, ": more than ", uint64_t(k_max_total_bytes), " bytes of token text");
+        }
+        if (const token_id first = v.text_to_id.add(text); first != k_no_token) {
+            return fail(k_tokens_key, "[", uint64_t(i), "]: ", quoted(text), " repeats token ", int64_t(first),
                         " (token texts must be unique)");
         }
         e.text = std::move(text);
@@ -264,6 +268,14 @@ result<vocab> vocab::create(vocab_data d) {
     if (auto s = build_byte_tokens(v); !s) return s.error();
     if (v.kind == vocab_kind::bpe) {
         if (auto s = build_merges(v, d); !s) return s.error();
+    } else {
+        v.spm_isolated.fill(true);
+        for (const auto & e : v.tokens) {
+            if (e.text.size() < 2) continue;
+            for (const char c : e.text) {
+                if (static_cast<unsigned char>(c) < 0x80) v.spm_isolated[size_t(c)] = false;
+            }
+        }
     }
     if (auto s = apply_special_ids(v, d); !s) return s.error();
 

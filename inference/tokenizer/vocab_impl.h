@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "inference/tokenizer/pre_tokenizer.h"
+#include "inference/tokenizer/token_index.h"
 #include "inference/tokenizer/vocab.h"
 
 namespace hearth::inference::tokenizer {
@@ -35,7 +36,6 @@ struct string_hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
-using text_index = std::unordered_map<std::string, token_id, string_hash, std::equal_to<>>;
 
 struct token_entry {
     std::string text;
@@ -65,7 +65,7 @@ struct vocab::impl {
     vocab_kind kind = vocab_kind::spm;
     std::string model, pre, name;
     std::vector<token_entry> tokens;
-    text_index text_to_id;
+    token_index text_to_id;
     std::vector<std::string> pieces;   // piece(id) for rendered tokens, precomputed
 
     token_id bos = k_no_token, eos = k_no_token, eot = k_no_token, eom = k_no_token;
@@ -86,6 +86,11 @@ struct vocab::impl {
     // for a byte the vocabulary lacks (only C0, C1, F1..FF may be missing).
     std::array<token_id, 256> byte_token{};
 
+    // SPM only: ASCII bytes that no token longer than one byte contains ('\n' in Llama's
+    // vocabulary). No merge can cross them, so the text is encoded between them, line by
+    // line for source code, with the same result as one pass over the whole text.
+    std::array<bool, 128> spm_isolated{};
+
     // BPE only.
     std::unordered_map<uint64_t, bpe_merge> merges;   // key: left id << 32 | right id
     std::vector<std::string> merged_bytes;            // raw bytes of merges outside the vocabulary
@@ -93,10 +98,7 @@ struct vocab::impl {
     word_cache cache;
 
     int32_t n_tokens() const { return int32_t(tokens.size()); }
-    token_id find(std::string_view text) const {
-        const auto it = text_to_id.find(text);
-        return it == text_to_id.end() ? k_no_token : it->second;
-    }
+    token_id find(std::string_view text) const { return text_to_id.find(text); }
 };
 
 // Encoders for one run of plain text (no special tokens inside), appending to `out`.
