@@ -273,17 +273,31 @@ void server::dispatch_notification(notification && n) {
         if (src) src->cancel();   // unknown or answered ids are ignored, as the spec allows
     } else if (n.method == "textDocument/didOpen") {
         auto p = read(std::type_identity<did_open_params>{});
-        if (p && report(docs_.open(*p)) && h_.on_did_open) h_.on_did_open(*docs_.find(p->textDocument.uri));
+        if (!p) return;
+        report(docs_.open(*p));   // a re-open replaces the content, and is reported
+        if (const document * d = docs_.find(p->textDocument.uri); d && h_.on_did_open) h_.on_did_open(*d);
     } else if (n.method == "textDocument/didChange") {
         auto p = read(std::type_identity<did_change_params>{});
-        if (p && report(docs_.change(*p)) && h_.on_did_change) h_.on_did_change(*docs_.find(p->textDocument.uri));
+        if (!p) return;
+        const std::string & uri = p->textDocument.uri;
+        const bool was_open = docs_.find(uri) != nullptr;
+        if (report(docs_.change(*p))) {
+            if (h_.on_did_change) h_.on_did_change(*docs_.find(uri));
+        } else if (was_open && !docs_.find(uri) && h_.on_did_close) {
+            h_.on_did_close(uri);   // grown past the size limit: the store closed it
+        }
     } else if (n.method == "textDocument/didClose") {
         auto p = read(std::type_identity<did_close_params>{});
         if (p && report(docs_.close(*p)) && h_.on_did_close) h_.on_did_close(p->textDocument.uri);
     } else if (n.method == "textDocument/didSave") {
         auto p = read(std::type_identity<did_save_params>{});
-        if (p && report(docs_.save(*p)) && h_.on_did_save) {
-            if (const document * d = docs_.find(p->textDocument.uri)) h_.on_did_save(*d);
+        if (!p) return;
+        const std::string & uri = p->textDocument.uri;
+        const bool was_open = docs_.find(uri) != nullptr;
+        if (report(docs_.save(*p))) {
+            if (h_.on_did_save) h_.on_did_save(*docs_.find(uri));
+        } else if (was_open && !docs_.find(uri) && h_.on_did_close) {
+            h_.on_did_close(uri);
         }
     } else if (n.method == "textDocument/didShowCompletion") {
         auto p = read(std::type_identity<did_show_completion_params>{});

@@ -68,7 +68,9 @@ struct handlers {
     std::function<void()> on_shutdown;   // before the shutdown reply; cancel work here
 
     // After the document store has applied the change (the handler can read the new text).
-    // Any edit should invalidate in-flight work on that uri.
+    // Any edit should invalidate in-flight work on that uri. A didOpen of a uri already open
+    // replaces it and calls on_did_open again; a document the store closes itself (grown
+    // past max_document_bytes) gets on_did_close.
     std::function<void(const document &)> on_did_open;
     std::function<void(const document &)> on_did_change;
     std::function<void(std::string_view uri)> on_did_close;
