@@ -1,0 +1,161 @@
+#include "kernels/ops.h"
+
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <memory>
+
+#include "kernels/fp16.h"
+
+namespace hearth::kernels {
+namespace {
+
+inline float silu_1(float x) { return x / (1.0f + std::exp(-x)); }
+
+// ggml's GELU formula; ggml evaluates it through an fp16 table (below), which this fills.
+inline float gelu_tanh(float x) {
+    constexpr float k_sqrt_2_over_pi = 0.79788456080286535587989211986876f;
+    constexpr float k_coef_a = 0.044715f;
+    return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * (1.0f + k_coef_a * x * x)));
+}
+
+// gelu(h) for every fp16 bit pattern h, rounded to fp16: ggml's CPU GELU reads this table for
+// |x| < 10, so matching llama.cpp's activations bit for bit needs the same rounding.
+const uint16_t * gelu_table() {
+    static const std::unique_ptr<uint16_t[]> table = [] {
+        auto t = std::make_unique<uint16_t[]>(1u << 16);
+        for (uint32_t i = 0; i < (1u << 16); ++i)
+            t[i] = fp32_to_fp16(gelu_tanh(fp16_to_fp32(static_cast<uint16_t>(i))));
+        return t;
+    }();
+    return table.get();
+}
+
+// Angles as ggml's rope cache builds them: theta starts at pos and is multiplied by theta_scale
+// once per pair, in f32 (the rounding of that product chain is part of what llama.cpp computes).
+void rope_cos_sin(int32_t pos, const rope_params & p, float * cos_out, float * sin_out) {
+    const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+    float theta = static_cast<float>(pos);
+    for (int32_t i = 0; i < p.n_rot / 2; ++i) {
+        const float t = p.freq_scale * theta;
+        cos_out[i] = std::cos(t);
+        sin_out[i] = std::sin(t);
+        theta *= theta_scale;
+    }
+}
+
+}  // namespace
+
+void rms_norm(const float * x, const float * w, float * y, int64_t n_tokens, int64_t n, float eps) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float * xr = x + t * n;
+        float * yr = y + t * n;
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(xr[i] * xr[i]);
+        const float mean = static_cast<float>(sum / static_cast<double>(n));
+        const float scale = 1.0f / std::sqrt(mean + eps);
+        if (w) {
+            for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] * scale) * w[i];
+        } else {
+            for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale;
+        }
+    }
+}
+
+void layer_norm(const float * x, const float * w, const float * b, float * y, int64_t n_tokens, int64_t n,
+                float eps) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float * xr = x + t * n;
+        float * yr = y + t * n;
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(xr[i]);
+        const float mean = static_cast<float>(sum / static_cast<double>(n));
+        double sum2 = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = xr[i] - mean;
+            yr[i] = v;
+            sum2 += static_cast<double>(v * v);
+        }
+        const float variance = static_cast<float>(sum2 / static_cast<double>(n));
+        const float scale = 1.0f / std::sqrt(variance + eps);
+        for (int64_t i = 0; i < n; ++i) yr[i] *= scale;
+        if (w)
+            for (int64_t i = 0; i < n; ++i) yr[i] *= w[i];
+        if (b)
+            for (int64_t i = 0; i < n; ++i) yr[i] += b[i];
+    }
+}
+
+void rope(float * x, int64_t n_tokens, int64_t n_head, int64_t head_dim, const int32_t * pos, const rope_params & p) {
+    assert(p.n_rot > 0 && p.n_rot % 2 == 0 && p.n_rot <= head_dim);
+    constexpr int k_max_pairs = 512;
+    assert(p.n_rot / 2 <= k_max_pairs);
+    std::array<float, k_max_pairs> cos_t, sin_t;
+    const int64_t n_pairs = p.n_rot / 2;
+    // normal: pair i is (2i, 2i + 1); neox: pair i is (i, i + n_rot/2).
+    const int64_t stride = p.mode == rope_mode::normal ? 2 : 1;
+    const int64_t offset = p.mode == rope_mode::normal ? 1 : n_pairs;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        rope_cos_sin(pos[t], p, cos_t.data(), sin_t.data());
+        for (int64_t h = 0; h < n_head; ++h) {
+            float * v = x + (t * n_head + h) * head_dim;
+            for (int64_t i = 0; i < n_pairs; ++i) {
+                float * a = v + i * stride;
+                const float x0 = a[0], x1 = a[offset];
+                a[0] = x0 * cos_t[i] - x1 * sin_t[i];
+                a[offset] = x0 * sin_t[i] + x1 * cos_t[i];
+            }
+        }
+    }
+}
+
+void softmax(const float * x, float * y, int64_t n_rows, int64_t n, float scale) {
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const float * xr = x + r * n;
+        float * yr = y + r * n;
+        float max = -INFINITY;
+        for (int64_t i = 0; i < n; ++i) {
+            yr[i] = xr[i] * scale;
+            max = std::fmax(max, yr[i]);
+        }
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            yr[i] = std::exp(yr[i] - max);
+            sum += static_cast<double>(yr[i]);
+        }
+        const auto inv = static_cast<float>(1.0 / sum);
+        for (int64_t i = 0; i < n; ++i) yr[i] *= inv;
+    }
+}
+
+void silu(const float * x, float * y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = silu_1(x[i]);
+}
+
+void gelu(const float * x, float * y, size_t n) {
+    const uint16_t * table = gelu_table();
+    for (size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        if (v <= -10.0f) y[i] = 0.0f;
+        else if (v >= 10.0f) y[i] = v;
+        else y[i] = fp16_to_fp32(table[fp32_to_fp16(v)]);
+    }
+}
+
+void swiglu(const float * gate, const float * up, float * y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = silu_1(gate[i]) * up[i];
+}
+
+void add(const float * a, const float * b, float * y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void mul(const float * a, const float * b, float * y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+}
+
+void add_row(float * x, const float * b, int64_t n_tokens, int64_t n) {
+    for (int64_t t = 0; t < n_tokens; ++t) add(x + t * n, b, x + t * n, static_cast<size_t>(n));
+}
+
+}  // namespace hearth::kernels

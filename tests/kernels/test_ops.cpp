@@ -1,0 +1,232 @@
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/fp16.h"
+#include "kernels/ops.h"
+
+namespace k = hearth::kernels;
+
+namespace {
+
+std::vector<float> random_vec(size_t n, uint32_t seed, float sd = 1.0f, float mean = 0.0f) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(mean, sd);
+    std::vector<float> v(n);
+    for (auto & x : v) x = nd(rng);
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("rms_norm matches a double reference, with and without weight, in place", "[kernels][ops]") {
+    const int64_t n_tokens = 3;
+    const int64_t n = GENERATE(1, 7, 64, 4096);
+    const float eps = 1e-5f;
+    const auto x = random_vec(static_cast<size_t>(n_tokens * n), 1, 2.0f, 0.3f);
+    const auto w = random_vec(static_cast<size_t>(n), 2);
+    for (bool with_w : {false, true}) {
+        std::vector<float> y(x.size());
+        k::rms_norm(x.data(), with_w ? w.data() : nullptr, y.data(), n_tokens, n, eps);
+        std::vector<float> inplace = x;
+        k::rms_norm(inplace.data(), with_w ? w.data() : nullptr, inplace.data(), n_tokens, n, eps);
+        CHECK(inplace == y);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            double ss = 0;
+            for (int64_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * x[t * n + i];
+            const double scale = 1.0 / std::sqrt(ss / n + eps);
+            for (int64_t i = 0; i < n; ++i) {
+                const double want = x[t * n + i] * scale * (with_w ? w[i] : 1.0);
+                REQUIRE(std::fabs(y[t * n + i] - want) <= 1e-6 * std::fabs(want) + 1e-7);
+            }
+        }
+    }
+}
+
+TEST_CASE("layer_norm matches a double reference", "[kernels][ops]") {
+    const int64_t n_tokens = 2, n = 300;
+    const float eps = 1e-5f;
+    const auto x = random_vec(static_cast<size_t>(n_tokens * n), 3, 3.0f, 5.0f);   // a large mean to remove
+    const auto w = random_vec(static_cast<size_t>(n), 4);
+    const auto b = random_vec(static_cast<size_t>(n), 5);
+    std::vector<float> y(x.size());
+    k::layer_norm(x.data(), w.data(), b.data(), y.data(), n_tokens, n, eps);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; ++i) mean += x[t * n + i];
+        mean /= n;
+        for (int64_t i = 0; i < n; ++i) var += (x[t * n + i] - mean) * (x[t * n + i] - mean);
+        var /= n;
+        for (int64_t i = 0; i < n; ++i) {
+            const double want = (x[t * n + i] - mean) / std::sqrt(var + eps) * w[i] + b[i];
+            REQUIRE(std::fabs(y[t * n + i] - want) <= 1e-5 * (std::fabs(want) + std::fabs(b[i])) + 1e-6);
+        }
+    }
+    std::vector<float> no_affine(x.size());
+    k::layer_norm(x.data(), nullptr, nullptr, no_affine.data(), n_tokens, n, eps);
+    double mean = 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i) { mean += no_affine[i]; sq += double(no_affine[i]) * no_affine[i]; }
+    CHECK(std::fabs(mean / n) < 1e-5);
+    CHECK(std::fabs(sq / n - 1.0) < 1e-3);
+}
+
+namespace {
+
+// The angle of pair i as ggml computes it (a chain of f32 products), rotated in double.
+std::vector<float> rope_reference(const std::vector<float> & x, int64_t n_tokens, int64_t n_head, int64_t head_dim,
+                                  const std::vector<int32_t> & pos, const k::rope_params & p) {
+    std::vector<float> y = x;
+    const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        for (int64_t h = 0; h < n_head; ++h) {
+            float theta = static_cast<float>(pos[t]);
+            for (int64_t i = 0; i < p.n_rot / 2; ++i) {
+                const double a = static_cast<double>(p.freq_scale * theta);
+                const int64_t i0 = p.mode == k::rope_mode::normal ? 2 * i : i;
+                const int64_t i1 = p.mode == k::rope_mode::normal ? 2 * i + 1 : i + p.n_rot / 2;
+                const int64_t base = (t * n_head + h) * head_dim;
+                const double x0 = x[base + i0], x1 = x[base + i1];
+                y[base + i0] = static_cast<float>(x0 * std::cos(a) - x1 * std::sin(a));
+                y[base + i1] = static_cast<float>(x0 * std::sin(a) + x1 * std::cos(a));
+                theta *= theta_scale;
+            }
+        }
+    }
+    return y;
+}
+
+}  // namespace
+
+TEST_CASE("rope normal and neox rotate the right pairs by ggml's angles", "[kernels][ops]") {
+    const auto mode = GENERATE(k::rope_mode::normal, k::rope_mode::neox);
+    const int64_t head_dim = GENERATE(8, 64, 128);
+    const int32_t n_rot = static_cast<int32_t>(GENERATE_COPY(head_dim, head_dim / 2));
+    const float freq_scale = GENERATE(1.0f, 0.25f);
+    const k::rope_params p{n_rot, 10000.0f, freq_scale, mode};
+    const int64_t n_tokens = 4, n_head = 3;
+    const std::vector<int32_t> pos = {0, 1, 37, 4095};
+    const auto x = random_vec(static_cast<size_t>(n_tokens * n_head * head_dim), 6);
+    auto y = x;
+    k::rope(y.data(), n_tokens, n_head, head_dim, pos.data(), p);
+    const auto want = rope_reference(x, n_tokens, n_head, head_dim, pos, p);
+    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - want[i]) <= 2e-6f);
+    // Position 0 is the identity; dimensions past n_rot pass through untouched.
+    for (int64_t i = 0; i < n_head * head_dim; ++i) REQUIRE(y[i] == x[i]);
+    for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t h = 0; h < n_head; ++h)
+            for (int64_t d = n_rot; d < head_dim; ++d) {
+                const size_t i = static_cast<size_t>((t * n_head + h) * head_dim + d);
+                REQUIRE(y[i] == x[i]);
+            }
+}
+
+TEST_CASE("rope: hand-computed values for both pair orders", "[kernels][ops]") {
+    // head_dim 4, n_rot 4, base 100: theta_0 = pos, theta_1 = pos / 10.
+    std::vector<float> v = {1, 2, 3, 4};
+    const int32_t pos = 2;
+    const double a0 = 2.0, a1 = 0.2;
+    auto normal = v;
+    k::rope(normal.data(), 1, 1, 4, &pos, {4, 100.0f, 1.0f, k::rope_mode::normal});
+    CHECK(normal[0] == Approx(1 * std::cos(a0) - 2 * std::sin(a0)).epsilon(1e-6));
+    CHECK(normal[1] == Approx(1 * std::sin(a0) + 2 * std::cos(a0)).epsilon(1e-6));
+    CHECK(normal[2] == Approx(3 * std::cos(a1) - 4 * std::sin(a1)).epsilon(1e-6));
+    CHECK(normal[3] == Approx(3 * std::sin(a1) + 4 * std::cos(a1)).epsilon(1e-6));
+    auto neox = v;
+    k::rope(neox.data(), 1, 1, 4, &pos, {4, 100.0f, 1.0f, k::rope_mode::neox});
+    CHECK(neox[0] == Approx(1 * std::cos(a0) - 3 * std::sin(a0)).epsilon(1e-6));
+    CHECK(neox[2] == Approx(1 * std::sin(a0) + 3 * std::cos(a0)).epsilon(1e-6));
+    CHECK(neox[1] == Approx(2 * std::cos(a1) - 4 * std::sin(a1)).epsilon(1e-6));
+    CHECK(neox[3] == Approx(2 * std::sin(a1) + 4 * std::cos(a1)).epsilon(1e-6));
+}
+
+TEST_CASE("rope: the f32 angle chain stays within float rounding of the exact angles", "[kernels][ops]") {
+    const int64_t head_dim = 64;
+    const k::rope_params p{64, 1e6f, 1.0f, k::rope_mode::neox};
+    const int32_t pos = 100;
+    const auto x = random_vec(static_cast<size_t>(head_dim), 8);
+    auto y = x;
+    k::rope(y.data(), 1, 1, head_dim, &pos, p);
+    for (int64_t i = 0; i < 32; ++i) {
+        const double a = pos * std::pow(1e6, -2.0 * i / 64);
+        const double w0 = x[i] * std::cos(a) - x[i + 32] * std::sin(a);
+        const double w1 = x[i] * std::sin(a) + x[i + 32] * std::cos(a);
+        CHECK(std::fabs(y[i] - w0) < 1e-4);
+        CHECK(std::fabs(y[i + 32] - w1) < 1e-4);
+    }
+}
+
+TEST_CASE("softmax: max-subtracted, sums to one, matches double", "[kernels][ops]") {
+    const int64_t n = GENERATE(1, 5, 512);
+    const float scale = GENERATE(1.0f, 0.125f);
+    auto x = random_vec(static_cast<size_t>(2 * n), 9, 4.0f);
+    x[0] = 1000.0f;   // would overflow exp without the max subtraction
+    std::vector<float> y(x.size());
+    k::softmax(x.data(), y.data(), 2, n, scale);
+    for (int64_t r = 0; r < 2; ++r) {
+        double mx = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < n; ++i) mx = std::max(mx, double(x[r * n + i]) * scale);
+        for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[r * n + i]) * scale - mx);
+        double total = 0;
+        for (int64_t i = 0; i < n; ++i) {
+            const double want = std::exp(double(x[r * n + i]) * scale - mx) / sum;
+            REQUIRE(std::fabs(y[r * n + i] - want) <= 1e-6 * want + 1e-9);
+            total += y[r * n + i];
+        }
+        CHECK(total == Approx(1.0).epsilon(1e-5));
+    }
+    auto inplace = x;
+    k::softmax(inplace.data(), inplace.data(), 2, n, scale);
+    CHECK(inplace == y);
+}
+
+TEST_CASE("silu, swiglu and gelu match their formulas", "[kernels][ops]") {
+    auto x = random_vec(1000, 10, 5.0f);
+    x.insert(x.end(), {0.0f, -0.0f, 30.0f, -30.0f, 100.0f, -100.0f, 9.99f, 10.0f, -10.0f, -9.99f});
+    const auto up = random_vec(x.size(), 11);
+    std::vector<float> s(x.size()), g(x.size()), sw(x.size());
+    k::silu(x.data(), s.data(), x.size());
+    k::gelu(x.data(), g.data(), x.size());
+    k::swiglu(x.data(), up.data(), sw.data(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i];
+        const double silu = v / (1.0 + std::exp(-v));
+        REQUIRE(std::fabs(s[i] - silu) <= 1e-6 * std::fabs(silu) + 1e-30);
+        REQUIRE(std::fabs(sw[i] - silu * up[i]) <= 2e-6 * std::fabs(silu * up[i]) + 1e-30);
+        const double gelu = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * v * (1.0 + 0.044715 * v * v)));
+        INFO("x " << v << " gelu " << g[i] << " want " << gelu);
+        if (v <= -10.0) {
+            REQUIRE(g[i] == 0.0f);
+        } else if (v >= 10.0) {
+            REQUIRE(g[i] == x[i]);
+        } else {
+            // The input and the result each go through fp16 (as in ggml): relative 2^-11 each,
+            // times the slope of gelu (< 1.13) for the input's rounding.
+            REQUIRE(std::fabs(g[i] - gelu) <= 2.5e-3 * std::fabs(v) + 1e-3 * std::fabs(gelu) + 1e-7);
+        }
+    }
+    // Table inputs exactly representable in fp16 give fp16(gelu(x)).
+    for (float v : {0.5f, -1.25f, 3.0f, -0.0625f}) {
+        float out;
+        k::gelu(&v, &out, 1);
+        const float want = static_cast<float>(0.5 * v * (1.0 + std::tanh(0.7978845608028654 * v * (1.0 + 0.044715 * v * v))));
+        CHECK(out == k::fp16_to_fp32(k::fp32_to_fp16(want)));
+    }
+}
+
+TEST_CASE("add, mul and add_row", "[kernels][ops]") {
+    const auto a = random_vec(37, 12), b = random_vec(37, 13);
+    std::vector<float> y(37);
+    k::add(a.data(), b.data(), y.data(), 37);
+    for (size_t i = 0; i < 37; ++i) REQUIRE(y[i] == a[i] + b[i]);
+    k::mul(a.data(), b.data(), y.data(), 37);
+    for (size_t i = 0; i < 37; ++i) REQUIRE(y[i] == a[i] * b[i]);
+    auto x = a;
+    k::add(x.data(), b.data(), 37);
+    for (size_t i = 0; i < 37; ++i) REQUIRE(x[i] == a[i] + b[i]);
+    std::vector<float> m(3 * 5, 1.0f), bias = {1, 2, 3, 4, 5};
+    k::add_row(m.data(), bias.data(), 3, 5);
+    for (int t = 0; t < 3; ++t)
+        for (int i = 0; i < 5; ++i) REQUIRE(m[t * 5 + i] == 2.0f + i);
+}
