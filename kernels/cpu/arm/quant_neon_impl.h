@@ -1,0 +1,378 @@
+// NEON dot products of every weight format, written once over the 16-byte integer dot step
+// `Dot::step(acc, a, b)` (acc[lane] += sum of 4 int8 products): plain ARMv8 NEON widens with
+// vmull_s8 (quant_neon.cpp), ARMv8.2 uses SDOT (quant_neon_dotprod.cpp). Block sums are exact
+// int32 either way, so both variants give identical results; blocks are scaled in f32 as in the
+// scalar reference.
+// Everything here has internal linkage (unnamed namespace): each ISA-flagged .cpp includes this
+// once and gets its own copy, so no out-of-line function compiled for SDOT can be shared with the
+// plain NEON file through the linker.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/blocks.h"
+#include "kernels/cpu/dispatch.h"
+#include "kernels/fp16.h"
+
+namespace hearth::kernels::cpu::neon {
+namespace {
+
+inline int32_t hsum_i32(int32x4_t v) { return vaddvq_s32(v); }
+
+inline int8x16_t s8(uint8x16_t v) { return vreinterpretq_s8_u8(v); }
+
+// 0xFF in byte i where bit i of the 16-bit mask is set.
+inline uint8x16_t bits_to_bytes(uint32_t bits16) {
+    static const uint8_t k_bit[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8x16_t v = vcombine_u8(vdup_n_u8(static_cast<uint8_t>(bits16)), vdup_n_u8(static_cast<uint8_t>(bits16 >> 8)));
+    return vtstq_u8(v, vld1q_u8(k_bit));
+}
+
+inline uint32_t load_u32(const uint8_t * p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+// --- loaders: the 32 weights of one block as two int8x16 ------------------------------------
+struct q4_0_load {
+    using block = block_q4_0;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        const uint8x16_t bits = vld1q_u8(b.qs);
+        x0 = vsubq_s8(s8(vandq_u8(bits, vdupq_n_u8(0x0F))), vdupq_n_s8(8));
+        x1 = vsubq_s8(s8(vshrq_n_u8(bits, 4)), vdupq_n_s8(8));
+    }
+};
+struct q5_0_load {
+    using block = block_q5_0;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        const uint32_t qh = load_u32(b.qh);
+        const uint8x16_t bits = vld1q_u8(b.qs);
+        const uint8x16_t h0 = vandq_u8(bits_to_bytes(qh & 0xFFFF), vdupq_n_u8(0x10));
+        const uint8x16_t h1 = vandq_u8(bits_to_bytes(qh >> 16), vdupq_n_u8(0x10));
+        x0 = vsubq_s8(s8(vorrq_u8(vandq_u8(bits, vdupq_n_u8(0x0F)), h0)), vdupq_n_s8(16));
+        x1 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(bits, 4), h1)), vdupq_n_s8(16));
+    }
+};
+struct q8_0_load {
+    using block = block_q8_0;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        x0 = vld1q_s8(b.qs);
+        x1 = vld1q_s8(b.qs + 16);
+    }
+};
+struct iq4_nl_load {
+    using block = block_iq4_nl;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        const int8x16_t values = vld1q_s8(k_iq4nl_values);
+        const uint8x16_t bits = vld1q_u8(b.qs);
+        x0 = vqtbl1q_s8(values, vandq_u8(bits, vdupq_n_u8(0x0F)));
+        x1 = vqtbl1q_s8(values, vshrq_n_u8(bits, 4));
+    }
+};
+struct q4_1_load {
+    using block = block_q4_1;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        const uint8x16_t bits = vld1q_u8(b.qs);
+        x0 = s8(vandq_u8(bits, vdupq_n_u8(0x0F)));
+        x1 = s8(vshrq_n_u8(bits, 4));
+    }
+};
+struct q5_1_load {
+    using block = block_q5_1;
+    static void load(const block & b, int8x16_t & x0, int8x16_t & x1) {
+        const uint32_t qh = load_u32(b.qh);
+        const uint8x16_t bits = vld1q_u8(b.qs);
+        x0 = s8(vorrq_u8(vandq_u8(bits, vdupq_n_u8(0x0F)), vandq_u8(bits_to_bytes(qh & 0xFFFF), vdupq_n_u8(0x10))));
+        x1 = s8(vorrq_u8(vshrq_n_u8(bits, 4), vandq_u8(bits_to_bytes(qh >> 16), vdupq_n_u8(0x10))));
+    }
+};
+
+template <class Dot>
+inline int32_t dot32(const int8x16_t x0, const int8x16_t x1, const int8_t * y) {
+    return hsum_i32(Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y)), x1, vld1q_s8(y + 16)));
+}
+
+template <class Dot, class L>
+float dot_q8_0(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const typename L::block *>(w);
+    const auto * y = static_cast<const block_q8_0 *>(a);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int64_t i = 0; i < n / 32; ++i) {
+        int8x16_t x0, x1;
+        L::load(x[i], x0, x1);
+        const int32x4_t p = Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(p), fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+    }
+    return vaddvq_f32(acc);
+}
+
+template <class Dot, class L>
+float dot_q8_1(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const typename L::block *>(w);
+    const auto * y = static_cast<const block_q8_1 *>(a);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float summs = 0.0f;
+    for (int64_t i = 0; i < n / 32; ++i) {
+        int8x16_t x0, x1;
+        L::load(x[i], x0, x1);
+        summs += fp16_to_fp32(x[i].m) * fp16_to_fp32(y[i].s);
+        const int32x4_t p = Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(p), fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+    }
+    return vaddvq_f32(acc) + summs;
+}
+
+// --- K-quants -----------------------------------------------------------------------------
+// sum over the 8 sub-blocks of 32 of m_j * (q8 sum of sub-block j), from the 16-element bsums.
+inline int32_t k_mins_dot(const block_q8_K & y, const uint8_t * mins) {
+    int32_t s = 0;
+    for (int j = 0; j < 8; ++j) s += mins[j] * (y.bsums[2 * j] + y.bsums[2 * j + 1]);
+    return s;
+}
+
+template <class Dot>
+float dot_q4_K(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_q4_K *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const uint8x16_t m4 = vdupq_n_u8(0x0F);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        uint8_t sc[8], mn[8];
+        for (int j = 0; j < 8; ++j) k_scale_min(j, x[i].scales, sc[j], mn[j]);
+        const uint8_t * q4 = x[i].qs;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        for (int j = 0; j < 4; ++j, q4 += 32, q8 += 64) {
+            const uint8x16_t b0 = vld1q_u8(q4), b1 = vld1q_u8(q4 + 16);
+            sumi += sc[2 * j] * dot32<Dot>(s8(vandq_u8(b0, m4)), s8(vandq_u8(b1, m4)), q8);
+            sumi += sc[2 * j + 1] * dot32<Dot>(s8(vshrq_n_u8(b0, 4)), s8(vshrq_n_u8(b1, 4)), q8 + 32);
+        }
+        const float d = fp16_to_fp32(x[i].d) * y[i].d;
+        const float dmin = fp16_to_fp32(x[i].dmin) * y[i].d;
+        sumf += d * static_cast<float>(sumi) - dmin * static_cast<float>(k_mins_dot(y[i], mn));
+    }
+    return sumf;
+}
+
+template <class Dot>
+float dot_q5_K(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_q5_K *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const uint8x16_t m4 = vdupq_n_u8(0x0F);
+    const uint8x16_t m16 = vdupq_n_u8(0x10);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        uint8_t sc[8], mn[8];
+        for (int j = 0; j < 8; ++j) k_scale_min(j, x[i].scales, sc[j], mn[j]);
+        const uint8x16_t h0 = vld1q_u8(x[i].qh), h1 = vld1q_u8(x[i].qh + 16);
+        const uint8_t * q5 = x[i].qs;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        for (int j = 0; j < 4; ++j, q5 += 32, q8 += 64) {
+            const uint8x16_t b0 = vld1q_u8(q5), b1 = vld1q_u8(q5 + 16);
+            const uint8x16_t ml = vdupq_n_u8(static_cast<uint8_t>(1u << (2 * j)));
+            const uint8x16_t mh = vdupq_n_u8(static_cast<uint8_t>(2u << (2 * j)));
+            const int8x16_t l0 = s8(vorrq_u8(vandq_u8(b0, m4), vandq_u8(vtstq_u8(h0, ml), m16)));
+            const int8x16_t l1 = s8(vorrq_u8(vandq_u8(b1, m4), vandq_u8(vtstq_u8(h1, ml), m16)));
+            const int8x16_t u0 = s8(vorrq_u8(vshrq_n_u8(b0, 4), vandq_u8(vtstq_u8(h0, mh), m16)));
+            const int8x16_t u1 = s8(vorrq_u8(vshrq_n_u8(b1, 4), vandq_u8(vtstq_u8(h1, mh), m16)));
+            sumi += sc[2 * j] * dot32<Dot>(l0, l1, q8);
+            sumi += sc[2 * j + 1] * dot32<Dot>(u0, u1, q8 + 32);
+        }
+        const float d = fp16_to_fp32(x[i].d) * y[i].d;
+        const float dmin = fp16_to_fp32(x[i].dmin) * y[i].d;
+        sumf += d * static_cast<float>(sumi) - dmin * static_cast<float>(k_mins_dot(y[i], mn));
+    }
+    return sumf;
+}
+
+template <class Dot>
+float dot_q6_K(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_q6_K *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const uint8x16_t m4 = vdupq_n_u8(0x0F);
+    const uint8x16_t m3 = vdupq_n_u8(0x03);
+    const int8x16_t m32 = vdupq_n_s8(32);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const uint8_t * ql = x[i].ql;
+        const uint8_t * qh = x[i].qh;
+        const int8_t * sc = x[i].scales;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, q8 += 128) {
+            for (int part = 0; part < 2; ++part) {   // elements l = 16 * part .. 16 * part + 15
+                const uint8x16_t lo = vld1q_u8(ql + 16 * part);
+                const uint8x16_t hi = vld1q_u8(ql + 32 + 16 * part);
+                const uint8x16_t h = vld1q_u8(qh + 16 * part);
+                const int8x16_t q1 = vsubq_s8(s8(vorrq_u8(vandq_u8(lo, m4), vshlq_n_u8(vandq_u8(h, m3), 4))), m32);
+                const int8x16_t q2 = vsubq_s8(s8(vorrq_u8(vandq_u8(hi, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 2), m3), 4))), m32);
+                const int8x16_t q3 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(lo, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 4), m3), 4))), m32);
+                const int8x16_t q4 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(hi, 4), vshlq_n_u8(vshrq_n_u8(h, 6), 4))), m32);
+                const int8_t * y0 = q8 + 16 * part;
+                sumi += sc[part + 0] * hsum_i32(Dot::step(vdupq_n_s32(0), q1, vld1q_s8(y0)));
+                sumi += sc[part + 2] * hsum_i32(Dot::step(vdupq_n_s32(0), q2, vld1q_s8(y0 + 32)));
+                sumi += sc[part + 4] * hsum_i32(Dot::step(vdupq_n_s32(0), q3, vld1q_s8(y0 + 64)));
+                sumi += sc[part + 6] * hsum_i32(Dot::step(vdupq_n_s32(0), q4, vld1q_s8(y0 + 96)));
+            }
+        }
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+    }
+    return sumf;
+}
+
+template <class Dot>
+float dot_q2_K(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_q2_K *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const uint8x16_t m3 = vdupq_n_u8(0x03);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        int32_t summs = 0;
+        for (int j = 0; j < 16; ++j) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
+        const uint8_t * q2 = x[i].qs;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        int is = 0;
+        for (int half = 0; half < 2; ++half, q2 += 32) {
+            const uint8x16_t b0 = vld1q_u8(q2), b1 = vld1q_u8(q2 + 16);
+            for (int shift = 0; shift < 8; shift += 2, q8 += 32) {
+                const uint8x16_t v0 = vandq_u8(vshlq_u8(b0, vdupq_n_s8(static_cast<int8_t>(-shift))), m3);
+                const uint8x16_t v1 = vandq_u8(vshlq_u8(b1, vdupq_n_s8(static_cast<int8_t>(-shift))), m3);
+                sumi += (x[i].scales[is++] & 0x0F) * hsum_i32(Dot::step(vdupq_n_s32(0), s8(v0), vld1q_s8(q8)));
+                sumi += (x[i].scales[is++] & 0x0F) * hsum_i32(Dot::step(vdupq_n_s32(0), s8(v1), vld1q_s8(q8 + 16)));
+            }
+        }
+        const float dall = y[i].d * fp16_to_fp32(x[i].d);
+        const float dmin = y[i].d * fp16_to_fp32(x[i].dmin);
+        sumf += dall * static_cast<float>(sumi) - dmin * static_cast<float>(summs);
+    }
+    return sumf;
+}
+
+template <class Dot>
+float dot_q3_K(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_q3_K *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const uint8x16_t m3 = vdupq_n_u8(0x03);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        int8_t scales[16];
+        for (int s = 0; s < 16; ++s) {
+            const int low = (s < 8 ? x[i].scales[s] : x[i].scales[s - 8] >> 4) & 0x0F;
+            const int high = (x[i].scales[8 + (s % 4)] >> (2 * (s / 4))) & 0x03;
+            scales[s] = static_cast<int8_t>((low | (high << 4)) - 32);
+        }
+        const uint8x16_t hm0 = vld1q_u8(x[i].hmask), hm1 = vld1q_u8(x[i].hmask + 16);
+        const uint8_t * q3 = x[i].qs;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        int is = 0;
+        int bit = 0;
+        for (int half = 0; half < 2; ++half, q3 += 32) {
+            const uint8x16_t b0 = vld1q_u8(q3), b1 = vld1q_u8(q3 + 16);
+            for (int shift = 0; shift < 8; shift += 2, ++bit, q8 += 32) {
+                const uint8x16_t mb = vdupq_n_u8(static_cast<uint8_t>(1u << bit));
+                // q = low 2 bits - 4 where the high bit is clear
+                const uint8x16_t sub0 = vandq_u8(vmvnq_u8(vtstq_u8(hm0, mb)), vdupq_n_u8(4));
+                const uint8x16_t sub1 = vandq_u8(vmvnq_u8(vtstq_u8(hm1, mb)), vdupq_n_u8(4));
+                const int8x16_t v0 = vsubq_s8(s8(vandq_u8(vshlq_u8(b0, vdupq_n_s8(static_cast<int8_t>(-shift))), m3)), s8(sub0));
+                const int8x16_t v1 = vsubq_s8(s8(vandq_u8(vshlq_u8(b1, vdupq_n_s8(static_cast<int8_t>(-shift))), m3)), s8(sub1));
+                sumi += scales[is++] * hsum_i32(Dot::step(vdupq_n_s32(0), v0, vld1q_s8(q8)));
+                sumi += scales[is++] * hsum_i32(Dot::step(vdupq_n_s32(0), v1, vld1q_s8(q8 + 16)));
+            }
+        }
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+    }
+    return sumf;
+}
+
+template <class Dot>
+float dot_iq4_xs(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const block_iq4_xs *>(w);
+    const auto * y = static_cast<const block_q8_K *>(a);
+    const int8x16_t values = vld1q_s8(k_iq4nl_values);
+    float sumf = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const uint8_t * qs = x[i].qs;
+        const int8_t * q8 = y[i].qs;
+        int32_t sumi = 0;
+        for (int ib = 0; ib < 8; ++ib, qs += 16, q8 += 32) {
+            const uint8x16_t bits = vld1q_u8(qs);
+            const int8x16_t v0 = vqtbl1q_s8(values, vandq_u8(bits, vdupq_n_u8(0x0F)));
+            const int8x16_t v1 = vqtbl1q_s8(values, vshrq_n_u8(bits, 4));
+            const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((x[i].scales_h >> (2 * ib)) & 0x03) << 4);
+            sumi += (ls - 32) * dot32<Dot>(v0, v1, q8);
+        }
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+    }
+    return sumf;
+}
+
+// --- plain float types: four 4-lane FMA accumulators, scalar tail --------------------------
+struct f32_load {
+    using elem = float;
+    static float32x4_t load(const float * p) { return vld1q_f32(p); }
+    static float one(float v) { return v; }
+};
+struct f16_load {
+    using elem = uint16_t;
+    static float32x4_t load(const uint16_t * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+    static float one(uint16_t v) { return fp16_to_fp32(v); }
+};
+struct bf16_load {
+    using elem = uint16_t;
+    static float32x4_t load(const uint16_t * p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
+    static float one(uint16_t v) { return bf16_to_fp32(v); }
+};
+
+template <class L>
+float dot_float(int64_t n, const void * w, const void * a) {
+    const auto * x = static_cast<const typename L::elem *>(w);
+    const auto * y = static_cast<const typename L::elem *>(a);
+    float32x4_t acc[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int k = 0; k < 4; ++k) acc[k] = vfmaq_f32(acc[k], L::load(x + i + 4 * k), L::load(y + i + 4 * k));
+    }
+    for (; i + 4 <= n; i += 4) acc[0] = vfmaq_f32(acc[0], L::load(x + i), L::load(y + i));
+    float sum = vaddvq_f32(vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3])));
+    for (; i < n; ++i) sum += L::one(x[i]) * L::one(y[i]);
+    return sum;
+}
+
+template <vec_dot_fn Dot>
+void rows_by_row(int64_t n, const void * w, size_t w_stride_bytes, const void * a, float * out, int64_t n_rows) {
+    const auto * base = static_cast<const unsigned char *>(w);
+    for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(n, base + r * w_stride_bytes, a);
+}
+
+// Registers every NEON dot product of this translation unit's Dot step.
+template <class Dot>
+void add_dots(quant_kernels & table) {
+    using tt = tensor_type;
+    auto set = [&](tt t, vec_dot_fn fn, vec_dot_rows_fn rows) {
+        table[t].vec_dot = fn;
+        table[t].vec_dot_rows = rows;
+    };
+    set(tt::q4_0, dot_q8_0<Dot, q4_0_load>, rows_by_row<dot_q8_0<Dot, q4_0_load>>);
+    set(tt::q5_0, dot_q8_0<Dot, q5_0_load>, rows_by_row<dot_q8_0<Dot, q5_0_load>>);
+    set(tt::q8_0, dot_q8_0<Dot, q8_0_load>, rows_by_row<dot_q8_0<Dot, q8_0_load>>);
+    set(tt::iq4_nl, dot_q8_0<Dot, iq4_nl_load>, rows_by_row<dot_q8_0<Dot, iq4_nl_load>>);
+    set(tt::q4_1, dot_q8_1<Dot, q4_1_load>, rows_by_row<dot_q8_1<Dot, q4_1_load>>);
+    set(tt::q5_1, dot_q8_1<Dot, q5_1_load>, rows_by_row<dot_q8_1<Dot, q5_1_load>>);
+    set(tt::q2_k, dot_q2_K<Dot>, rows_by_row<dot_q2_K<Dot>>);
+    set(tt::q3_k, dot_q3_K<Dot>, rows_by_row<dot_q3_K<Dot>>);
+    set(tt::q4_k, dot_q4_K<Dot>, rows_by_row<dot_q4_K<Dot>>);
+    set(tt::q5_k, dot_q5_K<Dot>, rows_by_row<dot_q5_K<Dot>>);
+    set(tt::q6_k, dot_q6_K<Dot>, rows_by_row<dot_q6_K<Dot>>);
+    set(tt::iq4_xs, dot_iq4_xs<Dot>, rows_by_row<dot_iq4_xs<Dot>>);
+}
+
+}  // namespace
+}  // namespace hearth::kernels::cpu::neon
