@@ -130,3 +130,48 @@ TEST_CASE("tokenizer golden: qwen2 cases with the default model's vocabulary", "
     }
     check_cases(v, k_fixtures + "/tokenizer/ggml-vocab-qwen2.gguf", 46);
 }
+
+TEST_CASE("tokenizer: the default model's special ids (Qwen2.5-Coder)", "[inference][tokenizer]") {
+    const char * model = std::getenv("HEARTH_DEFAULT_MODEL");
+    if (!model || !*model || !std::filesystem::exists(model)) {
+        WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping the default model's special ids");
+        return;
+    }
+    const vocab v = open_vocab(model);
+    if (v.find_token("<|fim_prefix|>") == k_no_token) {
+        WARN("default model has no <|fim_prefix|> token: skipping the Qwen2.5-Coder checks");
+        return;
+    }
+    CHECK(v.kind() == vocab_kind::bpe);
+    CHECK(!v.add_bos());
+    // No fim_*_token_id keys in the file: found by their texts, as llama.cpp does.
+    CHECK(v.fim_pre() == v.find_token("<|fim_prefix|>"));
+    CHECK(v.fim_suf() == v.find_token("<|fim_suffix|>"));
+    CHECK(v.fim_mid() == v.find_token("<|fim_middle|>"));
+    CHECK(v.fim_pad() == v.find_token("<|fim_pad|>"));
+    CHECK(v.fim_rep() == v.find_token("<|repo_name|>"));
+    CHECK(v.fim_sep() == v.find_token("<|file_sep|>"));
+    // End of generation: EOS, <|endoftext|>, <|im_end|> and the FIM pad/repo/file separators.
+    for (const char * t : {"<|endoftext|>", "<|im_end|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"}) {
+        INFO(t);
+        CHECK(v.is_eog(v.find_token(t)));
+    }
+    CHECK(v.is_eog(v.eos()));
+    CHECK(!v.is_eog(v.fim_mid()));
+    CHECK(!v.is_eog(v.find_token("<|im_start|>")));
+
+    const std::string prefix = "def add(a, b):\n    ";
+    const std::string suffix = "\n\nprint(add(1, 2))\n";
+    const auto ids = v.tokenize("<|fim_prefix|>" + prefix + "<|fim_suffix|>" + suffix + "<|fim_middle|>", false, true);
+    REQUIRE(ids.size() > 3);
+    CHECK(ids.front() == v.fim_pre());
+    CHECK(ids.back() == v.fim_mid());
+    // The same prompt built from ids gives the same tokens: specials never merge with text.
+    std::vector<token_id> built{v.fim_pre()};
+    for (const auto id : v.tokenize(prefix, false, false)) built.push_back(id);
+    built.push_back(v.fim_suf());
+    for (const auto id : v.tokenize(suffix, false, false)) built.push_back(id);
+    built.push_back(v.fim_mid());
+    CHECK(ids == built);
+    CHECK(v.detokenize(ids) == prefix + suffix);
+}
