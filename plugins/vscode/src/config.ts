@@ -64,16 +64,33 @@ export function isLanguageEnabled(s: Settings, languageId: string): boolean {
     return s.enable['*'] !== false;
 }
 
-// Arguments of `hearth lsp`. Only options the user set are passed, so the daemon's own
-// config file (~/.config/hearth/config.toml) still applies to the rest.
-export function lspArgs(s: Settings): string[] {
+// The options `hearth lsp --help` lists: the extension passes only flags the installed
+// hearth knows (an unknown flag would make `hearth lsp` exit at once).
+export function helpFlags(helpText: string): Set<string> {
+    const flags = new Set<string>();
+    for (const m of helpText.matchAll(/(?:^|[\s,])(--[a-z][a-z0-9-]*)/g)) flags.add(m[1]);
+    return flags;
+}
+
+export interface LspArgs { args: string[]; dropped: string[]; }
+
+// Arguments of `hearth lsp` (they reach a daemon that it starts). Only options the user
+// set are passed, so the daemon's config file (~/.config/hearth/config.toml) still applies
+// to the rest. With `known` (from helpFlags), flags it lacks are dropped and named.
+export function lspArgs(s: Settings, known?: Set<string>): LspArgs {
+    const wanted: Array<[string, string, string]> = [];   // flag, value, setting
+    if (s.modelPath) wanted.push(['--model', s.modelPath, 'hearth.modelPath']);
+    if (s.cacheType !== defaults.cacheType) wanted.push(['--cache-type', s.cacheType, 'hearth.cacheType']);
+    if (s.kvBudgetMiB > 0) wanted.push(['--kv-budget', `${Math.floor(s.kvBudgetMiB)}MiB`, 'hearth.kvBudgetMiB']);
+    if (s.logLevel !== defaults.logLevel) wanted.push(['--log-level', s.logLevel, 'hearth.logLevel']);
+    if (s.logFile) wanted.push(['--log-file', s.logFile, 'hearth.logFile']);
     const args = ['lsp'];
-    if (s.modelPath) args.push('--model', s.modelPath);
-    if (s.cacheType !== defaults.cacheType) args.push('--cache-type', s.cacheType);
-    if (s.kvBudgetMiB > 0) args.push('--kv-budget', `${Math.floor(s.kvBudgetMiB)}M`);
-    if (s.logLevel !== defaults.logLevel) args.push('--log-level', s.logLevel);
-    if (s.logFile) args.push('--log-file', s.logFile);
-    return args.concat(s.extraArgs);
+    const dropped: string[] = [];
+    for (const [flag, value, setting] of wanted) {
+        if (known && !known.has(flag)) dropped.push(`${setting} (this hearth's \`lsp\` has no ${flag})`);
+        else args.push(flag, value);
+    }
+    return { args: args.concat(s.extraArgs), dropped };
 }
 
 export function initializationOptions(s: Settings): Record<string, unknown> {

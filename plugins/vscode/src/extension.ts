@@ -2,11 +2,12 @@
 // daemon or starts it) through vscode-languageclient, and registers inline completion,
 // the selection commands, the status bar and the partial-accept keys. It never loads a
 // model itself.
+import { execFile } from 'child_process';
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
 import { AnswerView, answerScheme } from './chat_view';
 import { acceptPartially, acceptedCommand, inlineCompletionMiddleware } from './completion';
-import { Settings, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
+import { Settings, helpFlags, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
 import { Feedback } from './feedback';
 import { StatusBar, showStatusCommand } from './status_bar';
 
@@ -62,7 +63,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             });
             return;
         }
-        const args = lspArgs(s);
+        const { args, dropped } = lspArgs(s, await knownFlags(found.path));
+        for (const d of dropped) output.appendLine(`setting not passed on: ${d}`);
         output.appendLine(`starting: ${found.path} ${args.join(' ')}`);
         const server: ServerOptions = { command: found.path, args, transport: TransportKind.stdio };
         const options: LanguageClientOptions = {
@@ -98,6 +100,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
 
     await start();
+}
+
+// The flags of `hearth lsp` in this installation, from its --help (undefined if that
+// fails: then every flag is passed and a wrong one shows up as a start failure).
+function knownFlags(daemon: string): Promise<Set<string> | undefined> {
+    return new Promise((resolve) => {
+        execFile(daemon, ['lsp', '--help'], { timeout: 5000 }, (err, stdout) => {
+            resolve(err ? undefined : helpFlags(stdout));
+        });
+    });
 }
 
 export async function deactivate(): Promise<void> {

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { defaults, initializationOptions, isLanguageEnabled, lspArgs, readSettings, resolveDaemon } from '../src/config';
+import { defaults, helpFlags, initializationOptions, isLanguageEnabled, lspArgs, readSettings, resolveDaemon } from '../src/config';
 
 const from = (o: Record<string, unknown>) => readSettings((k) => o[k]);
 
 test('missing settings take the defaults', () => {
     assert.deepEqual(from({}), defaults);
-    assert.deepEqual(lspArgs(from({})), ['lsp']);
+    assert.deepEqual(lspArgs(from({})), { args: ['lsp'], dropped: [] });
 });
 
 test('wrongly typed settings fall back to the defaults, one by one', () => {
@@ -30,9 +30,31 @@ test('per-language enable: listed languages, then "*"', () => {
 
 test('settings reach hearth lsp as arguments and initializationOptions', () => {
     const s = from({ modelPath: '/m/x.gguf', cacheType: 'q4_0', kvBudgetMiB: 512.7, logLevel: 'debug', logFile: '/tmp/h.log', extraArgs: ['--threads', '2'] });
-    assert.deepEqual(lspArgs(s), ['lsp', '--model', '/m/x.gguf', '--cache-type', 'q4_0', '--kv-budget', '512M',
+    assert.deepEqual(lspArgs(s).args, ['lsp', '--model', '/m/x.gguf', '--cache-type', 'q4_0', '--kv-budget', '512MiB',
         '--log-level', 'debug', '--log-file', '/tmp/h.log', '--threads', '2']);
     assert.deepEqual(initializationOptions(s), { maxLines: 8, cacheType: 'q4_0', logLevel: 'debug', model: '/m/x.gguf', kvBudgetMiB: 512.7 });
+});
+
+test('flags the installed hearth lsp lacks are dropped and named', () => {
+    const help = `Language server on stdio for editors
+Usage: hearth lsp [OPTIONS]
+
+Options:
+  -h,--help                   Print this help message and exit
+  --model TEXT                GGUF model for a daemon this command starts
+  --log-file TEXT             Log file of a daemon this command starts
+  --log-level TEXT            Log level
+  --start-timeout-ms INT:INT in [100 - 600000]
+  --no-start                  Only connect`;
+    const known = helpFlags(help);
+    assert.ok(known.has('--model') && known.has('--no-start') && known.has('--start-timeout-ms') && known.has('--help'));
+    assert.ok(!known.has('--cache-type'));
+    const s = from({ modelPath: '/m.gguf', cacheType: 'f16', kvBudgetMiB: 64 });
+    const r = lspArgs(s, known);
+    assert.deepEqual(r.args, ['lsp', '--model', '/m.gguf']);
+    assert.equal(r.dropped.length, 2);
+    assert.match(r.dropped[0], /hearth\.cacheType .*no --cache-type/);
+    assert.match(r.dropped[1], /hearth\.kvBudgetMiB .*no --kv-budget/);
 });
 
 test('the daemon is found on PATH, in order, and only if executable', () => {

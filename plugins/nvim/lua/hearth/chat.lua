@@ -116,6 +116,13 @@ function M.run(action, line1, line2, question)
   return token, buf
 end
 
+function M.any_streaming()
+  for _, s in pairs(streams) do
+    if s.state == 'streaming' then return true end
+  end
+  return false
+end
+
 function M.state(token)
   local s = streams[token]
   return s and s.state, s and s.text
