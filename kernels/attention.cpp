@@ -1,0 +1,228 @@
+#include "kernels/attention.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <vector>
+
+#include "kernels/quant.h"
+
+namespace hearth::kernels {
+namespace {
+
+// Positions per chunk: the K and V slices of a chunk (2 * 64 * head_dim floats) stay in L1/L2
+// while every query of the task passes over them.
+constexpr int64_t k_chunk = 64;
+// Query tokens per task: they share each dequantized chunk.
+constexpr int64_t k_tokens_per_task = 16;
+// Below this many tasks the KV range is split into segments (merged afterwards), so a decode
+// step with few KV heads still keeps every thread busy. Fixed, not derived from the thread
+// count, so results are the same on any pool.
+constexpr int64_t k_min_tasks = 16;
+constexpr int64_t k_min_segment = 256;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline float dot(const float * a, const float * b, int64_t n) {
+    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+// Running state of one (token, query head): max score m, sum of exp l, unnormalised output acc.
+struct online_state {
+    float * m;
+    float * l;
+    float * acc;   // [head_dim]
+};
+
+struct task_shape {
+    int64_t n_tokens, n_head, n_head_kv, head_dim, group;
+    int64_t n_token_blocks, n_segments, segment_len;
+    float scale;
+};
+
+// Per-thread buffers, grown as needed and kept for the thread's life.
+struct thread_scratch {
+    std::vector<float> k, v;        // [k_chunk][head_dim] dequantized slices
+    std::vector<float> scores;      // [k_chunk]
+    std::vector<float> state;       // [k_tokens_per_task * group][head_dim + 2]
+};
+
+thread_scratch & local_scratch() {
+    thread_local thread_scratch s;
+    return s;
+}
+
+// Where the slice of KV head g at position p starts.
+inline const std::byte * slice(const void * base, size_t row_bytes, size_t head_offset, int64_t p) {
+    return static_cast<const std::byte *>(base) + static_cast<size_t>(p) * row_bytes + head_offset;
+}
+
+// One task: KV head g, tokens [t0, t1), cache positions [p0, p1) (clipped per token to n_kv).
+// Leaves each (token, head)'s running state in `st` rows of head_dim + 2 floats: m, l, acc.
+void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
+                 int64_t t0, int64_t t1, int64_t p0, int64_t p1, float * st) {
+    thread_scratch & sc = local_scratch();
+    const int64_t D = s.head_dim;
+    const size_t head_offset = row_size(kv.type, g * D);
+    const bool direct = kv.type == tensor_type::f32;   // f32 slices are read in place
+    if (!direct) {
+        sc.k.resize(static_cast<size_t>(k_chunk * D));
+        sc.v.resize(static_cast<size_t>(k_chunk * D));
+    }
+    sc.scores.resize(k_chunk);
+    const int64_t row_floats = kv.row_bytes / sizeof(float);
+
+    const int64_t n_rows = (t1 - t0) * s.group;
+    for (int64_t r = 0; r < n_rows; ++r) {
+        float * row = st + r * (D + 2);
+        row[0] = -INFINITY;
+        row[1] = 0.0f;
+        std::fill(row + 2, row + 2 + D, 0.0f);
+    }
+    int64_t p_end = p0;
+    for (int64_t t = t0; t < t1; ++t) p_end = std::max<int64_t>(p_end, std::min<int64_t>(n_kv[t], p1));
+
+    for (int64_t c0 = p0; c0 < p_end; c0 += k_chunk) {
+        const int64_t nc = std::min(k_chunk, p_end - c0);
+        const float * kc;
+        const float * vc;
+        int64_t stride;   // floats between positions in kc / vc
+        if (direct) {
+            kc = reinterpret_cast<const float *>(slice(kv.k, kv.row_bytes, head_offset, c0));
+            vc = reinterpret_cast<const float *>(slice(kv.v, kv.row_bytes, head_offset, c0));
+            stride = row_floats;
+        } else {
+            for (int64_t i = 0; i < nc; ++i) {
+                dequantize_row(kv.type, slice(kv.k, kv.row_bytes, head_offset, c0 + i), sc.k.data() + i * D, D);
+                dequantize_row(kv.type, slice(kv.v, kv.row_bytes, head_offset, c0 + i), sc.v.data() + i * D, D);
+            }
+            kc = sc.k.data();
+            vc = sc.v.data();
+            stride = D;
+        }
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t n_here = std::min<int64_t>(nc, n_kv[t] - c0);
+            if (n_here <= 0) continue;
+            for (int64_t j = 0; j < s.group; ++j) {
+                const int64_t h = g * s.group + j;
+                const float * qh = q + (t * s.n_head + h) * D;
+                float * row = st + ((t - t0) * s.group + j) * (D + 2);
+                float * scores = sc.scores.data();
+                float m_chunk = -INFINITY;
+                for (int64_t i = 0; i < n_here; ++i) {
+                    scores[i] = dot(qh, kc + i * stride, D) * s.scale;
+                    m_chunk = std::fmax(m_chunk, scores[i]);
+                }
+                const float m_old = row[0];
+                const float m_new = std::fmax(m_old, m_chunk);
+                // exp(-inf) = 0 drops the empty initial state.
+                const float correction = std::exp(m_old - m_new);
+                float * acc = row + 2;
+                if (correction != 1.0f)
+                    for (int64_t d = 0; d < D; ++d) acc[d] *= correction;
+                float l = row[1] * correction;
+                for (int64_t i = 0; i < n_here; ++i) {
+                    const float p = std::exp(scores[i] - m_new);
+                    l += p;
+                    const float * vi = vc + i * stride;
+                    for (int64_t d = 0; d < D; ++d) acc[d] += p * vi[d];
+                }
+                row[0] = m_new;
+                row[1] = l;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool) {
+    assert(n_head_kv > 0 && n_head % n_head_kv == 0);
+    assert(head_dim % tensor_type_info(kv.type).block_size == 0);
+    assert(kv.row_bytes >= row_size(kv.type, n_head_kv * head_dim));
+    assert(kv.type != tensor_type::f32 || kv.row_bytes % sizeof(float) == 0);
+    if (n_tokens <= 0) return;
+
+    task_shape s{};
+    s.n_tokens = n_tokens;
+    s.n_head = n_head;
+    s.n_head_kv = n_head_kv;
+    s.head_dim = head_dim;
+    s.group = n_head / n_head_kv;
+    s.scale = scale;
+    s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
+    int64_t max_kv = 0;
+    for (int64_t t = 0; t < n_tokens; ++t) max_kv = std::max<int64_t>(max_kv, n_kv[t]);
+    s.n_segments = 1;
+    const int64_t base_tasks = n_head_kv * s.n_token_blocks;
+    if (base_tasks < k_min_tasks)
+        s.n_segments = std::max<int64_t>(1, std::min(ceil_div(k_min_tasks, base_tasks), max_kv / k_min_segment));
+    // Segments start on chunk boundaries, so a token's chunks are the same for any segmentation.
+    s.segment_len = ceil_div(ceil_div(std::max<int64_t>(max_kv, 1), s.n_segments), k_chunk) * k_chunk;
+
+    const int64_t state_floats = head_dim + 2;
+    const int64_t rows_per_task = k_tokens_per_task * s.group;
+    // Segment partials for the merge; the caller's thread owns this buffer.
+    thread_local std::vector<float> partials_storage;
+    if (s.n_segments > 1)
+        partials_storage.resize(static_cast<size_t>(s.n_segments * n_tokens * n_head * state_floats));
+    float * const partials = partials_storage.data();   // by pointer: workers have their own thread_locals
+
+    const int64_t n_tasks = n_head_kv * s.n_token_blocks * s.n_segments;
+    pool.parallel_for(n_tasks, [&](int64_t task, int) {
+        const int64_t seg = task % s.n_segments;
+        const int64_t tb = (task / s.n_segments) % s.n_token_blocks;
+        const int64_t g = task / (s.n_segments * s.n_token_blocks);
+        const int64_t t0 = tb * k_tokens_per_task, t1 = std::min(t0 + k_tokens_per_task, n_tokens);
+        const int64_t p0 = seg * s.segment_len, p1 = p0 + s.segment_len;
+
+        thread_scratch & sc = local_scratch();
+        sc.state.resize(static_cast<size_t>(rows_per_task * state_floats));
+        float * st = sc.state.data();
+        attend_task(q, n_kv, kv, s, g, t0, t1, p0, p1, st);
+
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t j = 0; j < s.group; ++j) {
+                const int64_t h = g * s.group + j;
+                const float * row = st + ((t - t0) * s.group + j) * state_floats;
+                if (s.n_segments > 1) {
+                    float * dst = partials + ((seg * n_tokens + t) * n_head + h) * state_floats;
+                    std::copy(row, row + state_floats, dst);
+                    continue;
+                }
+                float * o = out + (t * n_head + h) * head_dim;
+                const float inv = row[1] > 0.0f ? 1.0f / row[1] : 0.0f;
+                for (int64_t d = 0; d < head_dim; ++d) o[d] = row[2 + d] * inv;
+            }
+    });
+    if (s.n_segments == 1) return;
+
+    // Merge the segments of each (token, head): rescale each partial to the common max.
+    for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t h = 0; h < n_head; ++h) {
+            float m = -INFINITY;
+            for (int64_t seg = 0; seg < s.n_segments; ++seg)
+                m = std::fmax(m, partials[((seg * n_tokens + t) * n_head + h) * state_floats]);
+            float * o = out + (t * n_head + h) * head_dim;
+            std::fill(o, o + head_dim, 0.0f);
+            float l = 0.0f;
+            for (int64_t seg = 0; seg < s.n_segments; ++seg) {
+                const float * row = partials + ((seg * n_tokens + t) * n_head + h) * state_floats;
+                if (row[1] == 0.0f) continue;   // a segment past this token's n_kv
+                const float w = std::exp(row[0] - m);
+                l += row[1] * w;
+                for (int64_t d = 0; d < head_dim; ++d) o[d] += row[2 + d] * w;
+            }
+            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+            for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv;
+        }
+}
+
+}  // namespace hearth::kernels

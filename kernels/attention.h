@@ -1,0 +1,38 @@
+// Scaled dot-product attention of a batch of query tokens over one sequence's KV cache:
+//   out[t][h] = sum_p softmax_p(scale * q[t][h] . K[p][g]) * V[p][g],  p < n_kv[t],
+// with GQA (query head h reads KV head g = h / (n_head / n_head_kv)). The cache may be f32, f16,
+// q8_0 or q4_0 (any type whose block size divides head_dim). The softmax is computed online, a
+// chunk of positions at a time (running max and sum), so no score matrix is stored; queries stay
+// f32 and K/V slices are dequantized to f32 once per chunk for every query head of the group and
+// every token of a block. Scores, softmax and the weighted sum of V are all f32 (as llama.cpp's
+// non-flash path computes them with an f32 cache).
+// Invariants: the result does not depend on the thread count (tasks never split a sum differently).
+// Thread-safety: uses the pool (one owner at a time); per-thread scratch is thread_local and
+// grows to the largest size seen, so steady-state calls allocate nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/tensor_type.h"
+#include "kernels/thread_pool.h"
+
+namespace hearth::kernels {
+
+// One layer's K and V cache of one sequence: position p of K is the row at k + p * row_bytes, laid
+// out [n_head_kv][head_dim] in `type`; the same for V.
+struct kv_view {
+    tensor_type type;
+    const void * k;
+    const void * v;
+    size_t row_bytes;
+};
+
+// q, out: [n_tokens][n_head * head_dim] f32. n_kv: [n_tokens], the cache positions [0, n_kv[t])
+// that token t attends to (causal masking is the caller's choice of n_kv); n_kv[t] == 0 gives 0.
+// Preconditions: n_head % n_head_kv == 0; head_dim % block_size(kv.type) == 0 (so for q8_0 and
+// q4_0 a multiple of 32, each head's slice whole blocks).
+void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
+               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool);
+
+}  // namespace hearth::kernels

@@ -1,0 +1,170 @@
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/attention.h"
+#include "kernels/quant.h"
+
+namespace k = hearth::kernels;
+using k::tensor_type;
+
+namespace {
+
+struct cache_fixture {
+    tensor_type type;
+    int64_t n_ctx, n_head_kv, head_dim;
+    size_t row_bytes;
+    std::vector<uint8_t> k, v;          // [n_ctx] rows of row_bytes
+    std::vector<float> k_deq, v_deq;    // [n_ctx][n_head_kv * head_dim], as the cache decodes
+};
+
+// A cache filled from random floats through quantize_row, with `pad` spare bytes per row.
+cache_fixture make_cache(tensor_type type, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, uint32_t seed,
+                         size_t pad = 0) {
+    cache_fixture c{type, n_ctx, n_head_kv, head_dim, 0, {}, {}, {}, {}};
+    const int64_t width = n_head_kv * head_dim;
+    c.row_bytes = k::row_size(type, width) + pad;
+    c.k.assign(c.row_bytes * static_cast<size_t>(n_ctx), 0xCD);
+    c.v.assign(c.row_bytes * static_cast<size_t>(n_ctx), 0xCD);
+    c.k_deq.resize(static_cast<size_t>(n_ctx * width));
+    c.v_deq.resize(static_cast<size_t>(n_ctx * width));
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> row(static_cast<size_t>(width));
+    for (int64_t p = 0; p < n_ctx; ++p) {
+        for (int which = 0; which < 2; ++which) {
+            for (auto & x : row) x = nd(rng);
+            auto & bytes = which == 0 ? c.k : c.v;
+            auto & deq = which == 0 ? c.k_deq : c.v_deq;
+            k::quantize_row(type, row.data(), bytes.data() + static_cast<size_t>(p) * c.row_bytes, width);
+            k::dequantize_row(type, bytes.data() + static_cast<size_t>(p) * c.row_bytes, deq.data() + p * width, width);
+        }
+    }
+    return c;
+}
+
+std::vector<float> random_q(int64_t n_tokens, int64_t n_head, int64_t head_dim, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    std::vector<float> q(static_cast<size_t>(n_tokens * n_head * head_dim));
+    for (auto & x : q) x = nd(rng);
+    return q;
+}
+
+// Straightforward attention in double over the dequantized cache.
+std::vector<double> reference(const cache_fixture & c, const std::vector<float> & q, int64_t n_tokens,
+                              const std::vector<int32_t> & n_kv, int64_t n_head, float scale) {
+    const int64_t D = c.head_dim, width = c.n_head_kv * D, group = n_head / c.n_head_kv;
+    std::vector<double> out(static_cast<size_t>(n_tokens * n_head * D), 0.0);
+    for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t h = 0; h < n_head; ++h) {
+            const int64_t g = h / group;
+            const int64_t n = n_kv[static_cast<size_t>(t)];
+            if (n == 0) continue;
+            std::vector<double> s(static_cast<size_t>(n));
+            double mx = -INFINITY;
+            for (int64_t p = 0; p < n; ++p) {
+                double d = 0;
+                for (int64_t i = 0; i < D; ++i) d += double(q[(t * n_head + h) * D + i]) * c.k_deq[p * width + g * D + i];
+                s[p] = d * scale;
+                mx = std::max(mx, s[p]);
+            }
+            double sum = 0;
+            for (auto & x : s) { x = std::exp(x - mx); sum += x; }
+            for (int64_t p = 0; p < n; ++p)
+                for (int64_t i = 0; i < D; ++i)
+                    out[(t * n_head + h) * D + i] += s[p] / sum * c.v_deq[p * width + g * D + i];
+        }
+    return out;
+}
+
+std::vector<float> run_attention(const cache_fixture & c, const std::vector<float> & q, int64_t n_tokens,
+                                 const std::vector<int32_t> & n_kv, int64_t n_head, float scale, int n_threads) {
+    k::thread_pool pool(n_threads);
+    std::vector<float> out(q.size(), std::nanf(""));
+    const k::kv_view kv{c.type, c.k.data(), c.v.data(), c.row_bytes};
+    k::attention(q.data(), n_tokens, n_kv.data(), kv, n_head, c.n_head_kv, c.head_dim, scale, out.data(), pool);
+    return out;
+}
+
+// Causal masks: token t of a batch that follows n_past cached positions sees n_past + t + 1.
+std::vector<int32_t> causal(int64_t n_tokens, int32_t n_past) {
+    std::vector<int32_t> n(static_cast<size_t>(n_tokens));
+    for (int64_t t = 0; t < n_tokens; ++t) n[static_cast<size_t>(t)] = n_past + static_cast<int32_t>(t) + 1;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("attention matches a double reference on the dequantized cache, every cache type and GQA ratio",
+          "[kernels][attention]") {
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::f16, tensor_type::q8_0, tensor_type::q4_0);
+    const int64_t group = GENERATE(1, 2, 7);
+    const int64_t n_tokens = GENERATE(1, 5, 33);
+    const int32_t n_past = GENERATE(0, 6, 300);
+    const int64_t head_dim = 64, n_head_kv = 2, n_head = n_head_kv * group;
+    INFO("type " << k::tensor_type_info(type).name << " group " << group << " n_tokens " << n_tokens << " n_past " << n_past);
+    const auto n_kv = causal(n_tokens, n_past);
+    const auto c = make_cache(type, n_past + n_tokens, n_head_kv, head_dim, 17);
+    const auto q = random_q(n_tokens, n_head, head_dim, 19);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+    const auto got = run_attention(c, q, n_tokens, n_kv, n_head, scale, 2);
+    const auto want = reference(c, q, n_tokens, n_kv, n_head, scale);
+    for (size_t i = 0; i < got.size(); ++i) {
+        INFO("i " << i << " got " << got[i] << " want " << want[i]);
+        REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5 * (1.0 + std::fabs(want[i])));
+    }
+}
+
+TEST_CASE("attention: odd lengths, small heads, long decode split into segments", "[kernels][attention]") {
+    struct shape { tensor_type type; int64_t head_dim, n_head_kv, group, n_tokens; std::vector<int32_t> n_kv; };
+    const std::vector<shape> shapes = {
+        {tensor_type::f32, 8, 4, 2, 3, {1, 2, 3}},                  // the tiny llama's heads
+        {tensor_type::f16, 40, 3, 1, 2, {65, 129}},                  // head_dim not a multiple of 32
+        {tensor_type::q8_0, 32, 1, 7, 1, {1001}},                    // one KV head: the range is split
+        {tensor_type::q4_0, 128, 2, 2, 1, {777}},
+        {tensor_type::f16, 64, 2, 3, 4, {3000, 2999, 5, 1}},         // uneven n_kv inside one token block
+        {tensor_type::q8_0, 64, 2, 2, 3, {0, 64, 2}},                // n_kv 0 attends to nothing
+    };
+    for (const auto & sh : shapes) {
+        INFO("type " << k::tensor_type_info(sh.type).name << " head_dim " << sh.head_dim << " n_kv[0] " << sh.n_kv[0]);
+        int32_t n_ctx = 1;
+        for (int32_t n : sh.n_kv) n_ctx = std::max(n_ctx, n);
+        const int64_t n_head = sh.n_head_kv * sh.group;
+        const auto c = make_cache(sh.type, n_ctx, sh.n_head_kv, sh.head_dim, 23, /*pad=*/sh.type == tensor_type::f32 ? 12 : 6);
+        const auto q = random_q(sh.n_tokens, n_head, sh.head_dim, 29);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(sh.head_dim));
+        const auto got = run_attention(c, q, sh.n_tokens, sh.n_kv, n_head, scale, 2);
+        const auto want = reference(c, q, sh.n_tokens, sh.n_kv, n_head, scale);
+        for (size_t i = 0; i < got.size(); ++i) {
+            INFO("i " << i << " got " << got[i] << " want " << want[i]);
+            REQUIRE(std::fabs(got[i] - want[i]) <= 1e-5 * (1.0 + std::fabs(want[i])));
+        }
+    }
+}
+
+TEST_CASE("attention gives bitwise the same result on 1, 2 and 3 threads", "[kernels][attention]") {
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::q8_0);
+    const int64_t n_tokens = GENERATE(1, 40);
+    const int64_t head_dim = 64, n_head_kv = 2, n_head = 8;
+    const auto n_kv = causal(n_tokens, 700);
+    const auto c = make_cache(type, 700 + n_tokens, n_head_kv, head_dim, 31);
+    const auto q = random_q(n_tokens, n_head, head_dim, 37);
+    const auto a = run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 1);
+    const auto b = run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 2);
+    const auto d = run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 3);
+    REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+    REQUIRE(std::memcmp(a.data(), d.data(), a.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("attention with a single visible position returns that position's V", "[kernels][attention]") {
+    const auto c = make_cache(tensor_type::f32, 4, 1, 16, 41);
+    const auto q = random_q(1, 2, 16, 43);
+    const std::vector<int32_t> n_kv = {1};
+    const auto out = run_attention(c, q, 1, n_kv, 2, 0.25f, 2);
+    for (int64_t h = 0; h < 2; ++h)
+        for (int64_t i = 0; i < 16; ++i) REQUIRE(out[h * 16 + i] == c.v_deq[i]);
+}
