@@ -25,9 +25,10 @@ responder::responder(request_id id, std::string method, std::shared_ptr<outgoing
     state_->on_done = std::move(on_done);
 }
 
-bool responder::finish(std::string body) const {
+bool responder::finish(std::string body, bool quiet) const {
     if (!state_) return false;
     if (state_->answered.exchange(true, std::memory_order_acq_rel)) {
+        if (quiet) return false;
         logger().error("request {} ({}) answered twice; second answer dropped", state_->id.to_string(), state_->method);
         assert(!"request answered twice");
         return false;
@@ -40,12 +41,22 @@ bool responder::finish(std::string body) const {
 
 bool responder::reply(const boost::json::value & result) const {
     if (!state_) return false;
-    return finish(result_body(state_->id, result));
+    return finish(result_body(state_->id, result), false);
+}
+
+bool responder::try_reply(const boost::json::value & result) const {
+    if (!state_ || answered()) return false;
+    return finish(result_body(state_->id, result), true);
+}
+
+bool responder::try_fail(const rpc_error & error) const {
+    if (!state_ || answered()) return false;
+    return finish(error_body(state_->id, error), true);
 }
 
 bool responder::fail(const rpc_error & error) const {
     if (!state_) return false;
-    return finish(error_body(state_->id, error));
+    return finish(error_body(state_->id, error), false);
 }
 
 bool responder::answered() const {

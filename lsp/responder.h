@@ -5,6 +5,7 @@
 // one logs the bug and answers -32603 so that the client is never left waiting.
 // Answering removes the request from the server's in-flight table (freeing its slot in the
 // per-connection limit) and makes a later $/cancelRequest for its id a no-op.
+// try_reply/try_fail are for paths that legitimately race (see below).
 // typed_responder<T> is the same handle that only accepts the result type of its method.
 // Thread-safety: reply/fail may be called from any thread (e.g. the compute worker);
 // the body is sent through the connection's outgoing_channel.
@@ -45,12 +46,17 @@ public:
     bool fail(const rpc_error & error) const;
     bool fail(errc code, std::string message) const { return fail(rpc_error{code, std::move(message)}); }
     bool cancelled() const { return fail(errc::request_cancelled, "request cancelled"); }
+    // For two paths that may race to answer (a cancel callback and the worker finishing):
+    // answer only if nobody has, without the answered-twice diagnostics.
+    bool try_reply(const boost::json::value & result) const;
+    bool try_fail(const rpc_error & error) const;
+    bool try_cancelled() const { return try_fail(rpc_error{errc::request_cancelled, "request cancelled"}); }
 
     bool answered() const;
     const request_id & id() const;
 
 private:
-    bool finish(std::string body) const;
+    bool finish(std::string body, bool quiet) const;
     std::shared_ptr<detail::responder_state> state_;
 };
 
@@ -63,6 +69,9 @@ public:
     bool fail(const rpc_error & error) const { return r_.fail(error); }
     bool fail(errc code, std::string message) const { return r_.fail(code, std::move(message)); }
     bool cancelled() const { return r_.cancelled(); }
+    bool try_reply(const Result & result) const { return r_.try_reply(boost::json::value_from(result)); }
+    bool try_fail(const rpc_error & error) const { return r_.try_fail(error); }
+    bool try_cancelled() const { return r_.try_cancelled(); }
     bool answered() const { return r_.answered(); }
     const request_id & id() const { return r_.id(); }
     const responder & untyped() const { return r_; }

@@ -234,3 +234,22 @@ TEST_CASE("chat_stream: nothing is streamed without tokens", "[lsp][server]") {
     CHECK(bodies[0] == json::parse(R"({"jsonrpc":"2.0","method":"$/progress","params":{"token":"t","value":{"text":"x"}}})"));
     CHECK(!notifier(ch).log_message(message_type::info, "late"));
 }
+
+TEST_CASE("responder: try_* answer only the first time, quietly", "[lsp][server]") {
+    sink out;
+    auto ch = std::make_shared<outgoing_channel>(out.fn());
+    int done = 0;
+    responder r(request_id(9), "hearth/chat", ch, [&](const request_id &) { ++done; });
+    responder copy = r;
+    std::thread worker([&] { copy.try_reply(json::value{{"text", "late"}}); });
+    const bool cancelled_first = r.try_cancelled();
+    worker.join();
+    CHECK(r.answered());
+    CHECK(!r.try_cancelled());
+    CHECK(!copy.try_reply(nullptr));
+    CHECK(done == 1);
+    const auto bodies = out.take();
+    REQUIRE(bodies.size() == 1);
+    CHECK(bodies[0].at("id") == 9);
+    CHECK(bodies[0].as_object().contains(cancelled_first ? "error" : "result"));
+}
