@@ -51,7 +51,10 @@ constexpr fim_names k_fim_texts[] = {
     {"<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"},   // Qwen2.5-Coder, StarCoder2 chat variants
     {"<fim_prefix>", "<fim_suffix>", "<fim_middle>"},         // StarCoder
     {"<fim-prefix>", "<fim-suffix>", "<fim-middle>"},         // SantaCoder
-    {"<|fim\xe2\x96\x81" "begin|>", "<|fim\xe2\x96\x81" "hole|>", "<|fim\xe2\x96\x81" "end|>"},  // DeepSeek-Coder
+    // DeepSeek-Coder: fullwidth bars U+FF5C around "fim" + U+2581 (the SentencePiece space)
+    {"<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>", "<\xef\xbd\x9c" "fim\xe2\x96\x81" "hole\xef\xbd\x9c>",
+     "<\xef\xbd\x9c" "fim\xe2\x96\x81" "end\xef\xbd\x9c>"},
+    {"<|fim\xe2\x96\x81" "begin|>", "<|fim\xe2\x96\x81" "hole|>", "<|fim\xe2\x96\x81" "end|>"},
     {"<|fim_begin|>", "<|fim_hole|>", "<|fim_end|>"},
     {"\xe2\x96\x81<PRE>", "\xe2\x96\x81<SUF>", "\xe2\x96\x81<MID>"},  // CodeLlama (SentencePiece)
     {"<PRE>", "<SUF>", "<MID>"},
