@@ -24,4 +24,12 @@ float vec_dot_q5_K(int64_t n, const void * w, const void * a);
 float vec_dot_q6_K(int64_t n, const void * w, const void * a);
 float vec_dot_iq4_xs(int64_t n, const void * w, const void * a);
 
+void quantize_row_q8_0(const float * src, void * dst, int64_t n);
+void quantize_row_q8_1(const float * src, void * dst, int64_t n);
+void quantize_row_q8_K(const float * src, void * dst, int64_t n);
+void quantize_row_f16(const float * src, void * dst, int64_t n);
+void dequantize_row_f16(const void * src, float * dst, int64_t n);
+void dequantize_row_q8_0(const void * src, float * dst, int64_t n);
+void dequantize_row_q4_0(const void * src, float * dst, int64_t n);
+
 }  // namespace hearth::kernels::cpu::avx2

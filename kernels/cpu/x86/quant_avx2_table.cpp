@@ -25,6 +25,14 @@ void add_quant_kernels_avx2(quant_kernels & table) {
     dot(tt::q5_k, avx2::vec_dot_q5_K, vec_dot_rows_by_row<avx2::vec_dot_q5_K>);
     dot(tt::q6_k, avx2::vec_dot_q6_K, vec_dot_rows_by_row<avx2::vec_dot_q6_K>);
     dot(tt::iq4_xs, avx2::vec_dot_iq4_xs, vec_dot_rows_by_row<avx2::vec_dot_iq4_xs>);
+
+    table[tt::q8_0].quantize_row = avx2::quantize_row_q8_0;
+    table[tt::q8_1].quantize_row = avx2::quantize_row_q8_1;
+    table[tt::q8_k].quantize_row = avx2::quantize_row_q8_K;
+    table[tt::f16].quantize_row = avx2::quantize_row_f16;
+    table[tt::f16].dequantize_row = avx2::dequantize_row_f16;
+    table[tt::q8_0].dequantize_row = avx2::dequantize_row_q8_0;
+    table[tt::q4_0].dequantize_row = avx2::dequantize_row_q4_0;
 }
 
 }  // namespace hearth::kernels::cpu
