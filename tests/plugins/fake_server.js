@@ -7,7 +7,7 @@
 //
 // Rules: inline completion returns `<word>_suggestion(1, 2)\nnext_line()` replacing the
 // identifier before the cursor (range from its start to the cursor); with no identifier
-// there, `fallback()` at the cursor; a line containing "slow" is answered after 600 ms.
+// there, `fallback()` at the cursor; a line containing "slow" is answered after 1500 ms.
 // Items carry the daemon's accept command (hearth.acceptCompletion {uri, id}).
 // Answers (hearth/chat, or workspace/executeCommand hearth.explain / .fix / .ask) stream
 // "Hello", " from", " the fake" 40 ms apart (400 ms when the prompt contains "slow"):
@@ -102,10 +102,10 @@ async function handle(msg) {
     case 'textDocument/inlineCompletion': {
         const state = { cancelled: false };
         running.set(msg.id, state);
-        // A line containing "slow" is answered after 600 ms, so tests can cancel it.
+        // A line containing "slow" is answered after 1500 ms, so tests can cancel it.
         const t = docs.get(msg.params.textDocument.uri) ?? '';
         const slow = (t.split('\n')[msg.params.position.line] ?? '').includes('slow');
-        if (delayMs || slow) await sleep(slow ? 600 : delayMs);
+        if (delayMs || slow) await sleep(slow ? 1500 : delayMs);
         running.delete(msg.id);
         if (state.cancelled) return fail(-32800, 'cancelled');
         return reply(complete(msg.params));

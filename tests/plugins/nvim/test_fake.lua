@@ -132,9 +132,12 @@ end)
 
 H.test('a burst of keystrokes sends one request (debounce)', function()
   H.type('o', 300)
+  -- A long debounce, so that a loaded machine cannot stretch a 15 ms gap past it.
+  opts.debounce_ms = 500
   local before = count(log(), 'textDocument/inlineCompletion')
   for _, k in ipairs({ 'a', 'b', 'c', 'd' }) do H.type(k, 15) end
-  H.wait_for(ghost, 3000, 'ghost')
+  H.wait_for(function() return ghost() == '_suggestion(1, 2)\nnext_line()' end, 5000, 'ghost')
+  opts.debounce_ms = 75
   H.sleep(200)
   H.eq(1, count(log(), 'textDocument/inlineCompletion') - before, 'requests for four quick keys')
   H.eq('_suggestion(1, 2)\nnext_line()', ghost(), 'suggestion for the whole word')
@@ -199,7 +202,7 @@ H.test(':HearthAsk can be cancelled while it streams', function()
   H.wait_for(function() return vim.api.nvim_buf_get_lines(answer, 2, 3, false)[1] == 'Hello' end, 3000, 'first piece')
   vim.cmd('HearthCancel')
   H.wait_for(function() return count(log(), '$/cancelRequest') > cancels end, 3000, '$/cancelRequest for the chat')
-  H.sleep(900)
+  H.sleep(900)   -- the server's next piece would have come 400 ms after the first
   H.eq({ 'Hello', '', '(cancelled)' }, vim.api.nvim_buf_get_lines(answer, 2, -1, false), 'stopped after the first piece')
   local req = last_of(log(), 'workspace/executeCommand').params
   H.eq('hearth.ask', req.command, 'command')
@@ -224,6 +227,7 @@ H.test('a missing binary gives one clear error', function()
   vim.bo.filetype = 'c'
   vim.cmd('edit ' .. dir .. '/third.c')
   vim.bo.filetype = 'c'
+  H.sleep(100)   -- attaching is scheduled after FileType
   vim.notify = notify
   H.eq(1, #messages, 'one message: ' .. vim.inspect(messages))
   H.ok(messages[1][1]:match("cannot find '/nonexistent/hearth'"), messages[1][1])

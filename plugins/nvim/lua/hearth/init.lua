@@ -102,7 +102,13 @@ function M.setup(user_opts)
   opts = config.merge(user_opts)
   completion.init(opts)
   local group = vim.api.nvim_create_augroup('hearth', { clear = true })
-  vim.api.nvim_create_autocmd('FileType', { group = group, callback = function(a) attach(a.buf) end })
+  -- Scheduled: FileType can fire while the buffer is still being read (`syntax on` in an
+  -- init file), when a client cannot attach to it yet.
+  vim.api.nvim_create_autocmd('FileType', { group = group, callback = function(a)
+    vim.schedule(function()
+      if vim.api.nvim_buf_is_valid(a.buf) and vim.api.nvim_buf_is_loaded(a.buf) then attach(a.buf) end
+    end)
+  end })
   -- Buffers already open when setup runs (lazy loading).
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype ~= '' then attach(b) end
