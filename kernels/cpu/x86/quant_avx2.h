@@ -3,6 +3,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace hearth::kernels::cpu::avx2 {
@@ -11,6 +12,10 @@ float vec_dot_q4_0(int64_t n, const void * w, const void * a);
 float vec_dot_q5_0(int64_t n, const void * w, const void * a);
 float vec_dot_q8_0(int64_t n, const void * w, const void * a);
 float vec_dot_iq4_nl(int64_t n, const void * w, const void * a);
+void vec_dot_rows_q4_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_rows_q5_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_rows_q8_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_rows_iq4_nl(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
 float vec_dot_q4_1(int64_t n, const void * w, const void * a);
 float vec_dot_q5_1(int64_t n, const void * w, const void * a);
 float vec_dot_f32(int64_t n, const void * w, const void * a);

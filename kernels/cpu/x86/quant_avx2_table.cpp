@@ -10,10 +10,10 @@ void add_quant_kernels_avx2(quant_kernels & table) {
         table[t].vec_dot = fn;
         table[t].vec_dot_rows = rows;
     };
-    dot(tt::q4_0, avx2::vec_dot_q4_0, vec_dot_rows_by_row<avx2::vec_dot_q4_0>);
-    dot(tt::q5_0, avx2::vec_dot_q5_0, vec_dot_rows_by_row<avx2::vec_dot_q5_0>);
-    dot(tt::q8_0, avx2::vec_dot_q8_0, vec_dot_rows_by_row<avx2::vec_dot_q8_0>);
-    dot(tt::iq4_nl, avx2::vec_dot_iq4_nl, vec_dot_rows_by_row<avx2::vec_dot_iq4_nl>);
+    dot(tt::q4_0, avx2::vec_dot_q4_0, avx2::vec_dot_rows_q4_0);
+    dot(tt::q5_0, avx2::vec_dot_q5_0, avx2::vec_dot_rows_q5_0);
+    dot(tt::q8_0, avx2::vec_dot_q8_0, avx2::vec_dot_rows_q8_0);
+    dot(tt::iq4_nl, avx2::vec_dot_iq4_nl, avx2::vec_dot_rows_iq4_nl);
     dot(tt::q4_1, avx2::vec_dot_q4_1, vec_dot_rows_by_row<avx2::vec_dot_q4_1>);
     dot(tt::q5_1, avx2::vec_dot_q5_1, vec_dot_rows_by_row<avx2::vec_dot_q5_1>);
     dot(tt::f32, avx2::vec_dot_f32, vec_dot_rows_by_row<avx2::vec_dot_f32>);
