@@ -32,6 +32,7 @@ for _ in $(seq 1 150); do   # Neovim's first screen (slow on a loaded machine)
   sleep 0.2
   tmux capture-pane -t "$session" -p | grep -q 'tiny story' && break
 done
+sleep 3   # the language client starts after the first screen
 tmux send-keys -t "$session" 'G' 'o' 'story += " She liked to'
 for _ in $(seq 1 100); do
   sleep 0.2

@@ -104,15 +104,17 @@ function M.setup(user_opts)
   local group = vim.api.nvim_create_augroup('hearth', { clear = true })
   -- Scheduled: FileType can fire while the buffer is still being read (`syntax on` in an
   -- init file), when a client cannot attach to it yet.
-  vim.api.nvim_create_autocmd('FileType', { group = group, callback = function(a)
+  local function attach_later(buf)
     vim.schedule(function()
-      if vim.api.nvim_buf_is_valid(a.buf) and vim.api.nvim_buf_is_loaded(a.buf) then attach(a.buf) end
+      if vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].filetype ~= '' then
+        attach(buf)
+      end
     end)
-  end })
-  -- Buffers already open when setup runs (lazy loading).
-  for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].filetype ~= '' then attach(b) end
   end
+  vim.api.nvim_create_autocmd('FileType', { group = group, callback = function(a) attach_later(a.buf) end })
+  -- Buffers that got their filetype before setup ran (lazy loading, or setup after
+  -- `syntax on` in an init file).
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do attach_later(b) end
   map_when_visible(opts.keys.accept, completion.accept)
   map_when_visible(opts.keys.accept_word, completion.accept_word)
   map_when_visible(opts.keys.accept_line, completion.accept_line)
