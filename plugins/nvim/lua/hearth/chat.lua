@@ -15,9 +15,9 @@ local function render(s)
   local lines = text.split_lines(s.text)
   if s.state == 'cancelled' then table.insert(lines, '') table.insert(lines, '(cancelled)') end
   if s.state == 'failed' then table.insert(lines, '') table.insert(lines, '(failed: ' .. s.error .. ')') end
-  vim.api.nvim_buf_set_option(s.buf, 'modifiable', true)
+  vim.bo[s.buf].modifiable = true
   vim.api.nvim_buf_set_lines(s.buf, s.header_lines, -1, false, lines)
-  vim.api.nvim_buf_set_option(s.buf, 'modifiable', false)
+  vim.bo[s.buf].modifiable = false
 end
 
 -- A progress value carries a text delta: {kind = "report", text = ...} for work-done
@@ -51,10 +51,10 @@ local function scratch(title)
   local code_win = vim.api.nvim_get_current_win()
   vim.cmd('botright new')
   local buf = vim.api.nvim_get_current_buf()
-  vim.api.nvim_buf_set_option(buf, 'buftype', 'nofile')
-  vim.api.nvim_buf_set_option(buf, 'bufhidden', 'wipe')
-  vim.api.nvim_buf_set_option(buf, 'swapfile', false)
-  vim.api.nvim_buf_set_option(buf, 'filetype', 'markdown')
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
   seq = seq + 1
   pcall(vim.api.nvim_buf_set_name, buf, string.format('hearth://answer/%d', seq))
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '# hearth: ' .. title, '' })

@@ -180,7 +180,7 @@ end
 function M.schedule()
   if not opts.auto then return end
   stop_timer()
-  timer = timer or vim.loop.new_timer()
+  timer = timer or (vim.uv or vim.loop).new_timer()
   timer:start(opts.debounce_ms, 0, vim.schedule_wrap(function() M.request(2) end))
 end
 
