@@ -33,16 +33,6 @@ bool is_available(isa i) {
     return false;
 }
 
-isa choose_isa() {
-    const auto isas = available_isas();
-    isa best = isas.back();
-    if (const char * cap = std::getenv("HEARTH_ISA")) {
-        for (isa a : isas)
-            if (isa_name(a) == cap) best = a;
-    }
-    return best;
-}
-
 quant_kernels build_quant_kernels(isa i) {
     quant_kernels t;
     add_quant_kernels_scalar(t);
@@ -83,8 +73,17 @@ std::span<const isa> available_isas() {
     return isas;
 }
 
+isa choose_isa(std::span<const isa> available, std::string_view cap) {
+    for (isa a : available)
+        if (isa_name(a) == cap) return a;
+    return available.back();
+}
+
 isa active_isa() {
-    static const isa chosen = choose_isa();
+    static const isa chosen = [] {
+        const char * cap = std::getenv("HEARTH_ISA");
+        return choose_isa(available_isas(), cap ? cap : "");
+    }();
     return chosen;
 }
 

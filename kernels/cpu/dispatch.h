@@ -28,6 +28,9 @@ std::span<const isa> available_isas();
 // The variant in use: the best available one, or the HEARTH_ISA cap.
 isa active_isa();
 
+// The choice active_isa() makes: the last of `available`, or the one named `cap` if it is there.
+isa choose_isa(std::span<const isa> available, std::string_view cap);
+
 // --- quant formats -------------------------------------------------------------------------
 // n is the element count of a row (a multiple of the block size); pointers are whole rows.
 using dequantize_row_fn = void (*)(const void * src, float * dst, int64_t n);
