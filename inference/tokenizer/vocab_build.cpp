@@ -269,6 +269,12 @@ result<vocab> vocab::create(vocab_data d) {
     if (v.kind == vocab_kind::bpe) {
         if (auto s = build_merges(v, d); !s) return s.error();
     } else {
+        // Spaces are written as U+2581 before encoding; without a token for it they would come
+        // back as its three bytes instead of a space.
+        const token_id mark = v.find("\xE2\x96\x81");
+        if (mark == k_no_token || !(v.tokens[mark].attr & attr_normal)) {
+            return fail(k_tokens_key, ": no normal token '\xE2\x96\x81' (U+2581), which a SentencePiece vocabulary writes for every space");
+        }
         v.spm_isolated.fill(true);
         for (const auto & e : v.tokens) {
             if (e.text.size() < 2) continue;

@@ -136,6 +136,11 @@ TEST_CASE("vocab: malformed metadata is refused at load, naming the field", "[in
         d.token_types[3 + 0x0A] = 1;
         require_error(d, "must have type byte");
     }
+    SECTION("SPM without the space mark") {
+        auto d = tiny_spm();
+        d.tokens[259] = "_";
+        require_error(d, "no normal token");
+    }
     SECTION("duplicate token text") {
         auto d = tiny_spm();
         d.tokens[263] = "h";
