@@ -3,6 +3,9 @@
 // the mapping, valid as long as the gguf_file lives (it is movable, not copyable).
 // Every size read from the file is untrusted: counts, lengths, dims, offsets are checked
 // against the bytes that remain, with overflow-checked arithmetic, before any use.
+// After open(), tensors tile the data section in offset order (each at the aligned end of
+// the one before, none past the end of the file), names and keys are unique, and the keys
+// llama.cpp relies on have their expected types (docs/gguf.md lists every rule).
 // Thread-safety: immutable after open(); safe to read from any thread.
 #pragma once
 
@@ -72,7 +75,8 @@ public:
     uint32_t version() const;
     uint64_t file_size() const;
     uint64_t alignment() const;
-    uint64_t data_offset() const;           // where the tensor data section starts
+    uint64_t data_offset() const;           // where the tensor data section starts (aligned end of the
+                                            // header; past the end of a file that has no tensors)
     uint64_t tensor_data_bytes() const;     // sum of tensor sizes (what is mapped for weights)
 
     std::span<const metadata_entry> metadata() const;

@@ -2,13 +2,15 @@
 // Feeds arbitrary bytes to the GGUF reader. A malformed file must be refused with an error,
 // never crash, hang, trip a sanitizer or allocate in proportion to a count it claims; an
 // accepted file must be safe to read in full: every metadata value through every typed
-// accessor, and every byte of every tensor (ASan checks the views stay inside the input).
+// accessor, and every byte of every tensor (ASan checks the views stay inside the input);
+// describe_model (hearth model info) must then describe it or refuse it, never wrap or crash.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 
 #include "inference/gguf/gguf_file.h"
+#include "inference/model_info.h"
 
 namespace {
 
@@ -70,6 +72,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
         sum_bytes += t.size_bytes;
     }
     if (sum_bytes != f.tensor_data_bytes()) __builtin_trap();
+    if (auto info = hearth::inference::describe_model(f); info) {
+        if (info->n_tensors != f.tensors().size()) __builtin_trap();
+        h += info->memory.total_bytes() + info->n_params;
+    } else if (info.message().empty()) {
+        __builtin_trap();
+    }
     g_sink = h;
     return 0;
 }

@@ -218,3 +218,34 @@ TEST_CASE("gguf: every fixture file reads as the gguf package reads it", "[infer
         CHECK(check_manifest(*f, dir.path / (p.filename().string() + ".expect")) > 10);
     }
 }
+
+TEST_CASE("gguf: downloaded models read as the gguf package reads them", "[inference][gguf][model]") {
+    // $HEARTH_MODEL, or every .gguf that scripts/fetch-model left in the models folder.
+    std::vector<fs::path> models;
+    if (const char * env = std::getenv("HEARTH_MODEL"); env && *env) {
+        models.push_back(env);
+    } else {
+        fs::path dir;
+        if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = fs::path(xdg) / "hearth" / "models";
+        else if (const char * home = std::getenv("HOME"); home && *home) dir = fs::path(home) / ".cache" / "hearth" / "models";
+        std::error_code ec;
+        if (!dir.empty() && fs::is_directory(dir, ec))
+            for (const auto & e : fs::directory_iterator(dir, ec))
+                if (e.path().extension() == ".gguf") models.push_back(e.path());
+    }
+    if (models.empty()) {
+        WARN("no downloaded model (run scripts/fetch-model or set HEARTH_MODEL): skipped");
+        return;
+    }
+    temp_dir dir;
+    std::string args = "'" + dir.path.string() + "'";
+    for (const auto & p : models) args += " '" + p.string() + "'";
+    run_python("dump_gguf.py", args);
+    for (const auto & p : models) {
+        INFO("model " << p.string());
+        auto f = gguf_file::open(p.string());
+        REQUIRE(f.has_value());
+        CHECK(check_manifest(*f, dir.path / (p.filename().string() + ".expect")) > 10);
+        CHECK(f->data_offset() + f->tensor_data_bytes() <= f->file_size());
+    }
+}
