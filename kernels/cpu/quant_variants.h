@@ -16,6 +16,7 @@ void add_quant_kernels_avx2(quant_kernels & table);
 #if defined(__aarch64__)
 void add_quant_kernels_neon(quant_kernels & table);
 void add_quant_kernels_neon_dotprod(quant_kernels & table);
+void add_quant_conversions_neon(quant_kernels & table);   // quantize/dequantize, kernels/cpu/arm/quant_convert_neon.cpp
 #endif
 
 // vec_dot_rows for a variant that has no multi-row kernel for a type: one row at a time.

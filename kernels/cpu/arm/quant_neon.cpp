@@ -18,6 +18,7 @@ struct widening_dot {
 
 void add_quant_kernels_neon(quant_kernels & table) {
     neon::add_dots<widening_dot>(table);
+    add_quant_conversions_neon(table);
     using tt = tensor_type;
     table[tt::f32].vec_dot = neon::dot_float<neon::f32_load>;
     table[tt::f32].vec_dot_rows = neon::rows_by_row<neon::dot_float<neon::f32_load>>;
