@@ -181,6 +181,7 @@ TEST_CASE("document: random edits match the code-point reference", "[lsp][docume
                 ref.replace(ia, ib - ia, insert);
                 d.apply({range{a, b}, encode(insert)});
                 REQUIRE(d.text() == encode(ref));
+                REQUIRE(decode(d.text()) == ref);
                 // offset -> position -> offset is the identity on code-point boundaries
                 const size_t cp = rnd(ref.size() + 1);
                 const size_t off = encode(ref.substr(0, cp)).size();
