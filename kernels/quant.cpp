@@ -46,4 +46,11 @@ void vec_dot_rows(tensor_type wt, int64_t n, const void * w, size_t w_stride_byt
     fn(n, w, w_stride_bytes, a, out, n_rows);
 }
 
+void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_bytes, int64_t n_rows, const void * a,
+                  size_t a_stride_bytes, int64_t n_tokens, float * out, int64_t out_stride) {
+    const auto fn = cpu::active_quant_kernels()[wt].vec_dot_tile;
+    assert(fn && n % tensor_type_info(wt).block_size == 0);
+    fn(n, w, w_stride_bytes, n_rows, a, a_stride_bytes, n_tokens, out, out_stride);
+}
+
 }  // namespace hearth::kernels

@@ -41,4 +41,10 @@ float vec_dot(tensor_type wt, int64_t n, const void * w, const void * a);
 void vec_dot_rows(tensor_type wt, int64_t n, const void * w, size_t w_stride_bytes, const void * a, float * out,
                   int64_t n_rows);
 
+// out[t * out_stride + r] = vec_dot(wt, n, w + r * w_stride_bytes, a + t * a_stride_bytes) for r < n_rows,
+// t < n_tokens: a tile of weight rows against several activation rows (prefill). Bit-identical to
+// vec_dot per element; SIMD variants unpack each weight block once for several tokens.
+void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_bytes, int64_t n_rows, const void * a,
+                  size_t a_stride_bytes, int64_t n_tokens, float * out, int64_t out_stride);
+
 }  // namespace hearth::kernels

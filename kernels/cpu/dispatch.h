@@ -33,6 +33,7 @@ isa choose_isa(std::span<const isa> available, std::string_view cap);
 
 // --- quant formats -------------------------------------------------------------------------
 // n is the element count of a row (a multiple of the block size); pointers are whole rows.
+// vec_dot_rows and vec_dot_tile give, element for element, the bits vec_dot gives.
 using dequantize_row_fn = void (*)(const void * src, float * dst, int64_t n);
 using quantize_row_fn = void (*)(const float * src, void * dst, int64_t n);
 using vec_dot_fn = float (*)(int64_t n, const void * w, const void * a);
@@ -40,12 +41,18 @@ using vec_dot_fn = float (*)(int64_t n, const void * w, const void * a);
 // several weight rows, so SIMD variants can load each activation block once for several rows.
 using vec_dot_rows_fn = void (*)(int64_t n, const void * w, size_t w_stride_bytes, const void * a,
                                  float * out, int64_t n_rows);
+// out[t * out_stride + r] = vec_dot(n, w + r * w_stride_bytes, a + t * a_stride_bytes) for r < n_rows,
+// t < n_tokens: a tile of weight rows against several activation rows (prefill), so SIMD variants
+// unpack each weight block once for several tokens.
+using vec_dot_tile_fn = void (*)(int64_t n, const void * w, size_t w_stride_bytes, int64_t n_rows, const void * a,
+                                 size_t a_stride_bytes, int64_t n_tokens, float * out, int64_t out_stride);
 
 struct quant_type_kernels {
     dequantize_row_fn dequantize_row = nullptr;
     quantize_row_fn quantize_row = nullptr;   // set for the types that rows may be converted to
     vec_dot_fn vec_dot = nullptr;             // set for weight types
     vec_dot_rows_fn vec_dot_rows = nullptr;   // set wherever vec_dot is
+    vec_dot_tile_fn vec_dot_tile = nullptr;   // set wherever vec_dot is
     tensor_type vec_dot_type = tensor_type::f32;
 };
 

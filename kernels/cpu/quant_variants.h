@@ -27,4 +27,21 @@ void vec_dot_rows_by_row(int64_t n, const void * w, size_t w_stride_bytes, const
     for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(n, base + r * w_stride_bytes, a);
 }
 
+// vec_dot_tile for a variant that has no tile kernel for a type: one token at a time.
+template <vec_dot_rows_fn Rows>
+void vec_dot_tile_by_token(int64_t n, const void * w, size_t w_stride_bytes, int64_t n_rows, const void * a,
+                           size_t a_stride_bytes, int64_t n_tokens, float * out, int64_t out_stride) {
+    const auto * base = static_cast<const unsigned char *>(a);
+    for (int64_t t = 0; t < n_tokens; ++t) Rows(n, w, w_stride_bytes, base + t * a_stride_bytes, out + t * out_stride, n_rows);
+}
+
+// Registers a weight type's dot products; a variant always replaces all three together so that
+// vec_dot, vec_dot_rows and vec_dot_tile come from the same kernel and agree bit for bit.
+template <vec_dot_fn Dot, vec_dot_rows_fn Rows = vec_dot_rows_by_row<Dot>, vec_dot_tile_fn Tile = vec_dot_tile_by_token<Rows>>
+void set_vec_dot(quant_kernels & table, tensor_type t) {
+    table[t].vec_dot = Dot;
+    table[t].vec_dot_rows = Rows;
+    table[t].vec_dot_tile = Tile;
+}
+
 }  // namespace hearth::kernels::cpu

@@ -38,6 +38,7 @@ TEST_CASE("every variant's table is complete where the scalar one is", "[kernels
             CHECK((k[t].quantize_row != nullptr) == (ref[t].quantize_row != nullptr));
             CHECK((k[t].vec_dot != nullptr) == (ref[t].vec_dot != nullptr));
             CHECK((k[t].vec_dot_rows != nullptr) == (ref[t].vec_dot != nullptr));
+            CHECK((k[t].vec_dot_tile != nullptr) == (ref[t].vec_dot != nullptr));
             CHECK(k[t].vec_dot_type == ref[t].vec_dot_type);
             // A weight type's activations must be quantizable by the same variant.
             if (k[t].vec_dot) CHECK(k[k[t].vec_dot_type].quantize_row != nullptr);

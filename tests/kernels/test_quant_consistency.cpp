@@ -126,6 +126,46 @@ TEST_CASE("vec_dot_rows equals vec_dot row by row, bit for bit", "[kernels][quan
     }
 }
 
+TEST_CASE("vec_dot_tile equals vec_dot for every row and token, bit for bit", "[kernels][quant]") {
+    const int n_rows = GENERATE(1, 2, 3, 5);
+    const int n_tokens = GENERATE(1, 2, 3, 4, 5, 9);
+    for (tensor_type t : k_weight_types) {
+        const int64_t bs = tensor_type_info(t).block_size == 1 ? 37 : tensor_type_info(t).block_size;
+        const int64_t n = 3 * bs;
+        const size_t w_stride = row_size(t, n) + 32;
+        std::vector<uint8_t> w(w_stride * n_rows);
+        for (int r = 0; r < n_rows; ++r) {
+            const auto row = test::random_weight_row(t, n, 7000u + static_cast<uint32_t>(r));
+            std::memcpy(w.data() + r * w_stride, row.data(), row.size());
+        }
+        const tensor_type at = scalar()[t].vec_dot_type;
+        const size_t a_stride = row_size(at, n) + 16;
+        std::vector<uint8_t> a(a_stride * n_tokens);
+        for (int k = 0; k < n_tokens; ++k) {
+            const auto row = test::random_activation_row(t, n, 8000u + static_cast<uint32_t>(k));
+            std::memcpy(a.data() + k * a_stride, row.data(), row.size());
+        }
+        const int64_t out_stride = n_rows + 3;
+        for (cpu::isa isa : cpu::available_isas()) {
+            INFO("type " << tensor_type_info(t).name << ", isa " << cpu::isa_name(isa) << ", tile " << n_rows << " x " << n_tokens);
+            const auto & k = cpu::quant_kernels_for(isa)[t];
+            std::vector<float> out(static_cast<size_t>(out_stride * n_tokens), -7.0f);
+            k.vec_dot_tile(n, w.data(), w_stride, n_rows, a.data(), a_stride, n_tokens, out.data(), out_stride);
+            for (int tok = 0; tok < n_tokens; ++tok) {
+                for (int r = 0; r < out_stride; ++r) {
+                    const float got = out[static_cast<size_t>(tok * out_stride + r)];
+                    if (r >= n_rows) {
+                        CHECK(got == -7.0f);   // outside the tile: untouched
+                        continue;
+                    }
+                    const float want = k.vec_dot(n, w.data() + r * w_stride, a.data() + tok * a_stride);
+                    CHECK(f32_bits(got) == f32_bits(want));
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("dequantize_row: every ISA path equals the scalar reference bit for bit", "[kernels][quant]") {
     const int n_blocks = GENERATE(1, 3, 17);
     for (uint32_t raw = 0; raw < cpu::k_n_tensor_types; ++raw) {

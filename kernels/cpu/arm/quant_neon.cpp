@@ -19,13 +19,9 @@ struct widening_dot {
 void add_quant_kernels_neon(quant_kernels & table) {
     neon::add_dots<widening_dot>(table);
     add_quant_conversions_neon(table);
-    using tt = tensor_type;
-    table[tt::f32].vec_dot = neon::dot_float<neon::f32_load>;
-    table[tt::f32].vec_dot_rows = neon::rows_by_row<neon::dot_float<neon::f32_load>>;
-    table[tt::f16].vec_dot = neon::dot_float<neon::f16_load>;
-    table[tt::f16].vec_dot_rows = neon::rows_by_row<neon::dot_float<neon::f16_load>>;
-    table[tt::bf16].vec_dot = neon::dot_float<neon::bf16_load>;
-    table[tt::bf16].vec_dot_rows = neon::rows_by_row<neon::dot_float<neon::bf16_load>>;
+    set_vec_dot<neon::dot_float<neon::f32_load>>(table, tensor_type::f32);
+    set_vec_dot<neon::dot_float<neon::f16_load>>(table, tensor_type::f16);
+    set_vec_dot<neon::dot_float<neon::bf16_load>>(table, tensor_type::bf16);
 }
 
 }  // namespace hearth::kernels::cpu

@@ -16,6 +16,7 @@
 
 #include "kernels/blocks.h"
 #include "kernels/cpu/dispatch.h"
+#include "kernels/cpu/quant_variants.h"
 #include "kernels/fp16.h"
 
 namespace hearth::kernels::cpu::neon {
@@ -346,32 +347,22 @@ float dot_float(int64_t n, const void * w, const void * a) {
     return sum;
 }
 
-template <vec_dot_fn Dot>
-void rows_by_row(int64_t n, const void * w, size_t w_stride_bytes, const void * a, float * out, int64_t n_rows) {
-    const auto * base = static_cast<const unsigned char *>(w);
-    for (int64_t r = 0; r < n_rows; ++r) out[r] = Dot(n, base + r * w_stride_bytes, a);
-}
-
 // Registers every NEON dot product of this translation unit's Dot step.
 template <class Dot>
 void add_dots(quant_kernels & table) {
     using tt = tensor_type;
-    auto set = [&](tt t, vec_dot_fn fn, vec_dot_rows_fn rows) {
-        table[t].vec_dot = fn;
-        table[t].vec_dot_rows = rows;
-    };
-    set(tt::q4_0, dot_q8_0<Dot, q4_0_load>, rows_by_row<dot_q8_0<Dot, q4_0_load>>);
-    set(tt::q5_0, dot_q8_0<Dot, q5_0_load>, rows_by_row<dot_q8_0<Dot, q5_0_load>>);
-    set(tt::q8_0, dot_q8_0<Dot, q8_0_load>, rows_by_row<dot_q8_0<Dot, q8_0_load>>);
-    set(tt::iq4_nl, dot_q8_0<Dot, iq4_nl_load>, rows_by_row<dot_q8_0<Dot, iq4_nl_load>>);
-    set(tt::q4_1, dot_q8_1<Dot, q4_1_load>, rows_by_row<dot_q8_1<Dot, q4_1_load>>);
-    set(tt::q5_1, dot_q8_1<Dot, q5_1_load>, rows_by_row<dot_q8_1<Dot, q5_1_load>>);
-    set(tt::q2_k, dot_q2_K<Dot>, rows_by_row<dot_q2_K<Dot>>);
-    set(tt::q3_k, dot_q3_K<Dot>, rows_by_row<dot_q3_K<Dot>>);
-    set(tt::q4_k, dot_q4_K<Dot>, rows_by_row<dot_q4_K<Dot>>);
-    set(tt::q5_k, dot_q5_K<Dot>, rows_by_row<dot_q5_K<Dot>>);
-    set(tt::q6_k, dot_q6_K<Dot>, rows_by_row<dot_q6_K<Dot>>);
-    set(tt::iq4_xs, dot_iq4_xs<Dot>, rows_by_row<dot_iq4_xs<Dot>>);
+    set_vec_dot<dot_q8_0<Dot, q4_0_load>>(table, tt::q4_0);
+    set_vec_dot<dot_q8_0<Dot, q5_0_load>>(table, tt::q5_0);
+    set_vec_dot<dot_q8_0<Dot, q8_0_load>>(table, tt::q8_0);
+    set_vec_dot<dot_q8_0<Dot, iq4_nl_load>>(table, tt::iq4_nl);
+    set_vec_dot<dot_q8_1<Dot, q4_1_load>>(table, tt::q4_1);
+    set_vec_dot<dot_q8_1<Dot, q5_1_load>>(table, tt::q5_1);
+    set_vec_dot<dot_q2_K<Dot>>(table, tt::q2_k);
+    set_vec_dot<dot_q3_K<Dot>>(table, tt::q3_k);
+    set_vec_dot<dot_q4_K<Dot>>(table, tt::q4_k);
+    set_vec_dot<dot_q5_K<Dot>>(table, tt::q5_k);
+    set_vec_dot<dot_q6_K<Dot>>(table, tt::q6_k);
+    set_vec_dot<dot_iq4_xs<Dot>>(table, tt::iq4_xs);
 }
 
 }  // namespace

@@ -13,9 +13,17 @@ float vec_dot_q5_0(int64_t n, const void * w, const void * a);
 float vec_dot_q8_0(int64_t n, const void * w, const void * a);
 float vec_dot_iq4_nl(int64_t n, const void * w, const void * a);
 void vec_dot_rows_q4_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_tile_q4_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride);
 void vec_dot_rows_q5_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_tile_q5_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride);
 void vec_dot_rows_q8_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_tile_q8_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride);
 void vec_dot_rows_iq4_nl(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
+void vec_dot_tile_iq4_nl(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride);
 float vec_dot_q4_1(int64_t n, const void * w, const void * a);
 float vec_dot_q5_1(int64_t n, const void * w, const void * a);
 float vec_dot_f32(int64_t n, const void * w, const void * a);

@@ -36,54 +36,80 @@ struct iq4_nl_load {
     }
 };
 
-// R weight rows against one q8_0 row. Each row keeps two accumulators (even and odd blocks,
-// which hides the FMA latency) and sees exactly the operations of the one-row case, so every
-// R gives bit-identical results; R > 1 shares the activation loads and scale conversions.
-template <class L, int R>
-void dot_q8_0_rows(int64_t n, const uint8_t * w, size_t stride, const block_q8_0 * y, float * out) {
+// R weight rows against T q8_0 activation rows: out[t * out_stride + r]. Each (row, token) pair
+// has one f32 accumulator and sees exactly the operations of the 1 x 1 case, so every tile
+// shape gives bit-identical results; bigger tiles share the weight unpacking across tokens and
+// the activation loads across rows (the prefill case).
+template <class L, int R, int T>
+void dot_q8_0_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out,
+                   int64_t out_stride) {
     using block = typename L::block;
     const int64_t nb = n / 32;
-    __m256 acc0[R], acc1[R];
-    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 1 < nb; i += 2) {
-        const float dy0 = fp16(y[i].d), dy1 = fp16(y[i + 1].d);
-        const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
-        const __m256i y1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i + 1].qs));
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        __m256i x[R], ax[R];
+        float dx[R];
         for (int r = 0; r < R; ++r) {
-            const auto * x = reinterpret_cast<const block *>(w + r * stride);
-            const __m256 d0 = _mm256_set1_ps(fp16(x[i].d) * dy0);
-            const __m256 d1 = _mm256_set1_ps(fp16(x[i + 1].d) * dy1);
-            acc0[r] = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i]), y0)), acc0[r]);
-            acc1[r] = _mm256_fmadd_ps(d1, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i + 1]), y1)), acc1[r]);
+            const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
+            x[r] = L::load(b);
+            ax[r] = _mm256_sign_epi8(x[r], x[r]);
+            dx[r] = fp16(b.d);
+        }
+        for (int t = 0; t < T; ++t) {
+            const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
+            const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb.qs));
+            const float dy = fp16(yb.d);
+            for (int r = 0; r < R; ++r) {
+                // |x| * (y with x's sign): a u8 x i8 product that maddubs takes (y is never -128).
+                const __m256i p = _mm256_maddubs_epi16(ax[r], _mm256_sign_epi8(y, x[r]));
+                const __m256i s = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx[r] * dy), _mm256_cvtepi32_ps(s), acc[r][t]);
+            }
         }
     }
-    if (i < nb) {
-        const float dy0 = fp16(y[i].d);
-        const __m256i y0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
-        for (int r = 0; r < R; ++r) {
-            const auto * x = reinterpret_cast<const block *>(w + r * stride);
-            const __m256 d0 = _mm256_set1_ps(fp16(x[i].d) * dy0);
-            acc0[r] = _mm256_fmadd_ps(d0, _mm256_cvtepi32_ps(dot_i8_i32(L::load(x[i]), y0)), acc0[r]);
-        }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
+}
+
+template <class L, int R>
+void dot_q8_0_tile_tokens(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
+                          int64_t n_tokens, float * out, int64_t out_stride) {
+    int64_t t = 0;
+    for (; t + 4 <= n_tokens; t += 4) dot_q8_0_tile<L, R, 4>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
+    switch (n_tokens - t) {
+    case 3: dot_q8_0_tile<L, R, 3>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
+    case 2: dot_q8_0_tile<L, R, 2>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
+    case 1: dot_q8_0_tile<L, R, 1>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
+    default: break;
     }
-    for (int r = 0; r < R; ++r) out[r] = hsum(_mm256_add_ps(acc0[r], acc1[r]));
 }
 
 template <class L>
 float dot_q8_0_row(int64_t n, const void * w, const void * a) {
     float out;
-    dot_q8_0_rows<L, 1>(n, static_cast<const uint8_t *>(w), 0, static_cast<const block_q8_0 *>(a), &out);
+    dot_q8_0_tile<L, 1, 1>(n, static_cast<const uint8_t *>(w), 0, static_cast<const uint8_t *>(a), 0, &out, 1);
     return out;
 }
 
 template <class L>
 void dot_q8_0_multi(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     const auto * wb = static_cast<const uint8_t *>(w);
-    const auto * y = static_cast<const block_q8_0 *>(a);
+    const auto * ab = static_cast<const uint8_t *>(a);
     int64_t r = 0;
-    for (; r + 4 <= n_rows; r += 4) dot_q8_0_rows<L, 4>(n, wb + r * stride, stride, y, out + r);
-    for (; r < n_rows; ++r) dot_q8_0_rows<L, 1>(n, wb + r * stride, stride, y, out + r);
+    for (; r + 4 <= n_rows; r += 4) dot_q8_0_tile<L, 4, 1>(n, wb + r * stride, stride, ab, 0, out + r, 1);
+    for (; r < n_rows; ++r) dot_q8_0_tile<L, 1, 1>(n, wb + r * stride, stride, ab, 0, out + r, 1);
+}
+
+template <class L>
+void dot_q8_0_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                    int64_t n_tokens, float * out, int64_t out_stride) {
+    const auto * wb = static_cast<const uint8_t *>(w);
+    const auto * ab = static_cast<const uint8_t *>(a);
+    int64_t r = 0;
+    for (; r + 2 <= n_rows; r += 2) dot_q8_0_tile_tokens<L, 2>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
+    if (r < n_rows) dot_q8_0_tile_tokens<L, 1>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
 }
 
 // One weight row with min (q4_1 / q5_1: unsigned quants) against one q8_1 row:
@@ -128,14 +154,30 @@ float vec_dot_iq4_nl(int64_t n, const void * w, const void * a) { return dot_q8_
 void vec_dot_rows_q4_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     dot_q8_0_multi<q4_0_load>(n, w, stride, a, out, n_rows);
 }
+void vec_dot_tile_q4_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride) {
+    dot_q8_0_tiles<q4_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+}
 void vec_dot_rows_q5_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     dot_q8_0_multi<q5_0_load>(n, w, stride, a, out, n_rows);
+}
+void vec_dot_tile_q5_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride) {
+    dot_q8_0_tiles<q5_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_q8_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     dot_q8_0_multi<q8_0_load>(n, w, stride, a, out, n_rows);
 }
+void vec_dot_tile_q8_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride) {
+    dot_q8_0_tiles<q8_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+}
 void vec_dot_rows_iq4_nl(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     dot_q8_0_multi<iq4_nl_load>(n, w, stride, a, out, n_rows);
+}
+void vec_dot_tile_iq4_nl(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                      int64_t n_tokens, float * out, int64_t out_stride) {
+    dot_q8_0_tiles<iq4_nl_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 
 }  // namespace hearth::kernels::cpu::avx2
