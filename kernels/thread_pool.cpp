@@ -111,16 +111,22 @@ void thread_pool::run_job_timed(int index) {
     slots_[index].busy_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
 }
 
+bool thread_pool::claim(int index, uint32_t generation) {
+    uint32_t cur = slots_[index].claimed.load();
+    return cur != generation && slots_[index].claimed.compare_exchange_strong(cur, generation);
+}
+
 void thread_pool::run_erased(job_fn job) {
     [[maybe_unused]] const bool was_running = in_run_.exchange(true, std::memory_order_relaxed);
     assert(!was_running && "thread_pool::run is not reentrant and has one caller at a time");
     const uint64_t t0 = now_ns();
     job_ = job;
+    uint32_t generation = 0;
     if (n_threads_ > 1) {
         n_pending_.store(n_threads_ - 1, std::memory_order_relaxed);
         // seq_cst store then load pairs with the worker's seq_cst increment then load
         // (in worker_main): either we see a sleeper and wake it, or it sees the new generation.
-        generation_.fetch_add(1);
+        generation = generation_.fetch_add(1) + 1;
         if (n_sleeping_workers_.load() > 0) {
             { std::lock_guard lock(wake_mutex_); }
             wake_cv_.notify_all();
@@ -128,6 +134,12 @@ void thread_pool::run_erased(job_fn job) {
     }
     run_job_timed(0);
     if (n_threads_ > 1) {
+        // Shares of threads that have not started (asleep, or descheduled): ours now.
+        for (int i = 1; i < n_threads_; ++i) {
+            if (!claim(i, generation)) continue;
+            run_job_timed(i);
+            n_pending_.fetch_sub(1);
+        }
         auto done = [this] { return n_pending_.load() == 0; };   // seq_cst: pairs with owner_sleeping_
         if (!spin_until(done, spin_ns_)) {
             std::unique_lock lock(done_mutex_);
@@ -151,8 +163,10 @@ void thread_pool::worker_main(int index) {
             wake_cv_.wait(lock, changed);
             n_sleeping_workers_.fetch_sub(1);
         }
-        seen = generation_.load(std::memory_order_acquire);
+        seen = generation_.load();
         if (stop_.load()) return;
+        // The caller may have run our share already; then `seen` is done or finishing without us.
+        if (!claim(index, seen)) continue;
         run_job_timed(index);
         if (n_pending_.fetch_sub(1) == 1 && owner_sleeping_.load()) {
             { std::lock_guard lock(done_mutex_); }

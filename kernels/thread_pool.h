@@ -1,9 +1,11 @@
 // A persistent pool of compute threads for the kernels: threads are created once, and each
-// parallel op is a run() that every thread (the calling thread included, as index 0) executes.
-// Waiting threads spin briefly (the next op usually follows within microseconds) and then sleep
-// on a condition variable, so a pool never burns a core that another process needs, and a thread
-// descheduled by the OS delays an op only by its current task: parallel_for() hands out tasks
-// dynamically from an atomic counter, so the other threads take over the rest of the work.
+// parallel op is a run() whose shares (thread indices) the threads execute, the calling thread
+// taking index 0. Waiting threads spin briefly (the next op usually follows within microseconds)
+// and then sleep on a condition variable, so a pool never burns a core that another process
+// needs. A thread descheduled by the OS does not hold an op up: parallel_for() hands out tasks
+// dynamically from an atomic counter, and when the caller has finished its share it claims the
+// shares of threads that have not started yet and runs them itself, so it waits only for
+// threads that are actually working.
 // Thread-safety: run()/parallel_for() are called by one owner thread at a time (the compute
 // worker) and are not reentrant (a task must not call back into its own pool). stats() and
 // reset_stats() are called by the owner between runs.
@@ -32,7 +34,10 @@ public:
 
     int n_threads() const { return n_threads_; }
 
-    // Calls fn(thread_index, n_threads) once on every thread; returns when all have returned.
+    // Calls fn(thread_index, n_threads) once for every thread_index in [0, n_threads), each on
+    // some pool thread (index 0 on the caller; another index on its own thread, or on the caller
+    // when that thread had not woken up by the time the caller finished). Calls run concurrently
+    // on different threads but never two at once on one thread. Returns when all have returned.
     template <class F>
     void run(F && fn) {
         run_erased(job_fn{&fn, [](void * f, int ti, int nt) { (*static_cast<std::remove_reference_t<F> *>(f))(ti, nt); }});
@@ -84,11 +89,15 @@ private:
     };
     struct alignas(64) thread_slot {
         std::atomic<uint64_t> busy_ns{0};
+        // The last run generation whose share for this index was claimed, by the thread itself or
+        // by the caller: whoever moves it to the current generation first runs the share.
+        std::atomic<uint32_t> claimed{0};
     };
 
     void run_erased(job_fn job);
     void worker_main(int index);
     void run_job_timed(int index);
+    bool claim(int index, uint32_t generation);
 
     int n_threads_;
     int64_t spin_ns_ = 50'000;

@@ -22,23 +22,59 @@ TEST_CASE("thread_pool::run calls every thread index exactly once per run", "[ke
     thread_pool pool(n_threads);
     REQUIRE(pool.n_threads() == n_threads);
     std::vector<std::atomic<int>> calls(static_cast<size_t>(n_threads));
+    std::atomic<int> wrong_count{0};   // Catch2 assertions are not thread-safe: check afterwards
     const int n_runs = 2000;   // many back-to-back runs exercise the wake/finish handshake
     for (int r = 0; r < n_runs; ++r) {
         pool.run([&](int ti, int nt) {
-            REQUIRE(nt == n_threads);
+            if (nt != n_threads) wrong_count.fetch_add(1);
             calls[static_cast<size_t>(ti)].fetch_add(1);
         });
     }
+    CHECK(wrong_count.load() == 0);
     for (auto & c : calls) CHECK(c.load() == n_runs);
 }
 
-TEST_CASE("thread_pool: the calling thread is index 0", "[kernels][thread_pool]") {
+TEST_CASE("thread_pool: the calling thread runs index 0, the others run concurrently on their own threads",
+          "[kernels][thread_pool]") {
     thread_pool pool(2);
     const auto caller = std::this_thread::get_id();
     std::thread::id seen0, seen1;
-    pool.run([&](int ti, int) { (ti == 0 ? seen0 : seen1) = std::this_thread::get_id(); });
+    std::atomic<bool> one_started{false};
+    pool.run([&](int ti, int) {
+        if (ti == 0) {
+            seen0 = std::this_thread::get_id();
+            // Share 1 can only start while we wait here if it runs on another thread.
+            while (!one_started.load()) std::this_thread::yield();
+        } else {
+            seen1 = std::this_thread::get_id();
+            one_started = true;
+        }
+    });
     CHECK(seen0 == caller);
     CHECK(seen1 != caller);
+}
+
+TEST_CASE("thread_pool: each share runs exactly once while the caller races sleeping threads for them",
+          "[kernels][thread_pool]") {
+    // With no spinning, every run wakes sleeping threads, and the caller (whose own share is
+    // empty) tries to claim their shares at the same moment: both sides must agree on who runs it.
+    thread_pool pool(3);
+    pool.set_spin_ns(0);
+    std::vector<int> calls(3, 0);
+    std::atomic<int> concurrent{0};
+    std::atomic<int> max_concurrent{0};
+    for (int r = 0; r < 2000; ++r) {
+        pool.run([&](int ti, int) {
+            const int now = concurrent.fetch_add(1) + 1;
+            int prev = max_concurrent.load();
+            while (now > prev && !max_concurrent.compare_exchange_weak(prev, now)) {}
+            ++calls[static_cast<size_t>(ti)];   // one writer per index at a time
+            concurrent.fetch_sub(1);
+        });
+        REQUIRE(concurrent.load() == 0);        // run() returned only after every share ended
+    }
+    CHECK(calls == std::vector<int>{2000, 2000, 2000});
+    CHECK(max_concurrent.load() <= 3);
 }
 
 TEST_CASE("thread_pool::parallel_for runs each task exactly once", "[kernels][thread_pool]") {
@@ -46,13 +82,14 @@ TEST_CASE("thread_pool::parallel_for runs each task exactly once", "[kernels][th
     const int64_t n_tasks = GENERATE(0, 1, 2, 3, 17, 1000);
     thread_pool pool(n_threads);
     std::vector<std::atomic<int>> hits(static_cast<size_t>(n_tasks));
+    std::atomic<int> bad_index{0};
     for (int rep = 0; rep < 20; ++rep) {
         pool.parallel_for(n_tasks, [&](int64_t i, int ti) {
-            REQUIRE(ti >= 0);
-            REQUIRE(ti < n_threads);
+            if (ti < 0 || ti >= n_threads) bad_index.fetch_add(1);
             hits[static_cast<size_t>(i)].fetch_add(1);
         });
     }
+    CHECK(bad_index.load() == 0);
     for (auto & h : hits) CHECK(h.load() == 20);
 }
 
