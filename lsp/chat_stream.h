@@ -6,6 +6,8 @@
 // {kind:"report", message: "<piece>", text: "<piece>"} per piece when there is no
 // partialResultToken (commands have none), and end {kind:"end"}. The final reply always
 // carries the whole text, so a client that ignores progress loses nothing.
+// A piece that ends inside a UTF-8 character (a token can be half of one) keeps those bytes
+// back until the next piece completes it; end() flushes them.
 // Thread-safety: one chat_stream is used by one thread at a time (the compute worker);
 // it sends through the thread-safe notifier.
 #pragma once
@@ -32,11 +34,13 @@ public:
     const std::string & text() const { return text_; }   // everything streamed so far
 
 private:
+    void send(std::string_view text);
     notifier notify_;
     std::optional<boost::json::value> partial_token_;
     std::optional<boost::json::value> work_token_;
     std::string title_;
     std::string text_;
+    std::string held_;   // the unfinished UTF-8 sequence at the end of the last piece
     bool begun_ = false;
     bool ended_ = false;
 };

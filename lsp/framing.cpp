@@ -145,7 +145,7 @@ bool frame_reader::finish_header(std::vector<frame_item> & out) {
         skip_left_ = body_len_;
     } else if (bad_charset_) {
         fail(framing_errc::bad_content_type,
-             "Content-Type charset '" + charset_ + "'" + where + ": expected utf-8; message skipped", out);
+             "Content-Type charset " + quote(charset_) + where + ": expected utf-8; message skipped", out);
         state_ = state::skip;
         skip_left_ = body_len_;
     } else {

@@ -3,6 +3,7 @@
 #include <boost/json/object.hpp>
 
 #include "lsp/jsonrpc.h"
+#include "lsp/utf8.h"
 
 namespace hearth::lsp {
 
@@ -10,6 +11,8 @@ bool outgoing_channel::send(std::string body) {
     // Sending under the lock makes close() a barrier: no send can be under way after it.
     std::lock_guard lock(mu_);
     if (closed_ || !send_) return false;
+    // JSON must be UTF-8; text from outside (model output, echoed input) may not be.
+    if (!is_valid_utf8(body)) body = to_valid_utf8(body);
     send_(std::move(body));
     return true;
 }

@@ -2,6 +2,7 @@
 // responders and notifiers may send from any thread (the compute worker streams $/progress
 // while the server thread keeps reading). close() is a barrier: once it returns, the send
 // callback is never called again and later sends are dropped (their work is cancelled).
+// Every body is made valid UTF-8 on the way out (invalid bytes become U+FFFD).
 // The send callback receives one unframed JSON body per call and must not call back into
 // the server (it should only queue the bytes onto the transport's own thread).
 // Thread-safety: outgoing_channel and notifier are safe to use from any thread.
