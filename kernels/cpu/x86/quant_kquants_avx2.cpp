@@ -1,4 +1,5 @@
-// AVX2 dot products of the 256-element super-block types (q2_K..q6_K, iq4_xs) with q8_K.
+// AVX2 dot products of the 256-element super-block types (q2_K, q3_K, q5_K, iq4_xs) with q8_K
+// (q4_K and q6_K, the common ones, have tile kernels in quant_ktiles_avx2.cpp).
 // Each super-block's sums are exact int32 (maddubs products of at most 63 * 127 * 2 fit int16;
 // scales are applied with madd); one FMA per super-block scales them by d_w * d_a into 8 f32 lanes.
 #include <cstring>
@@ -117,41 +118,6 @@ float vec_dot_q3_K(int64_t n, const void * w, const void * a) {
     return hsum(acc);
 }
 
-float vec_dot_q4_K(int64_t n, const void * w, const void * a) {
-    const auto * x = static_cast<const block_q4_K *>(w);
-    const auto * y = static_cast<const block_q8_K *>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 acc_m = _mm_setzero_ps();
-    for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const float d = y[i].d * fp16(x[i].d);
-        const float dmin = -y[i].d * fp16(x[i].dmin);
-        const __m256i mins_and_scales = _mm256_cvtepu8_epi16(k4_scales_mins(x[i].scales));
-        // Mins: dmin * sum_j m_j * (sum of the 32 q8 of sub-block j), from the 16-element bsums.
-        const __m256i bsums = load256(y[i].bsums);
-        const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-        const __m128i prod = _mm_madd_epi16(_mm256_extracti128_si256(mins_and_scales, 1), q8s);
-        acc_m = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(prod), acc_m);
-        const __m128i sc128 = _mm256_castsi256_si128(mins_and_scales);
-        const __m256i scales = _mm256_set_m128i(sc128, sc128);
-        const uint8_t * q4 = x[i].qs;
-        const int8_t * q8 = y[i].qs;
-        __m256i sumi = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j, q4 += 32, q8 += 64) {
-            const __m256i bits = load256(q4);
-            const __m256i lo = _mm256_and_si256(bits, m4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            const __m256i pl = _mm256_madd_epi16(broadcast_i16(scales, 2 * j), _mm256_maddubs_epi16(lo, load256(q8)));
-            const __m256i ph = _mm256_madd_epi16(broadcast_i16(scales, 2 * j + 1), _mm256_maddubs_epi16(hi, load256(q8 + 32)));
-            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(pl, ph));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    acc_m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
-    acc_m = _mm_add_ss(acc_m, _mm_movehdup_ps(acc_m));
-    return hsum(acc) + _mm_cvtss_f32(acc_m);
-}
-
 float vec_dot_q5_K(int64_t n, const void * w, const void * a) {
     const auto * x = static_cast<const block_q5_K *>(w);
     const auto * y = static_cast<const block_q8_K *>(a);
@@ -192,47 +158,6 @@ float vec_dot_q5_K(int64_t n, const void * w, const void * a) {
     acc_m = _mm_add_ps(acc_m, _mm_movehl_ps(acc_m, acc_m));
     acc_m = _mm_add_ss(acc_m, _mm_movehdup_ps(acc_m));
     return hsum(acc) + _mm_cvtss_f32(acc_m);
-}
-
-float vec_dot_q6_K(int64_t n, const void * w, const void * a) {
-    const auto * x = static_cast<const block_q6_K *>(w);
-    const auto * y = static_cast<const block_q8_K *>(a);
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m2 = _mm256_set1_epi8(3);
-    const __m256i m32s = _mm256_set1_epi8(32);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const float d = y[i].d * fp16(x[i].d);
-        const __m256i all_scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x[i].scales)));
-        const __m256i scales[2] = {_mm256_permute2x128_si256(all_scales, all_scales, 0x00),
-                                   _mm256_permute2x128_si256(all_scales, all_scales, 0x11)};
-        const uint8_t * ql = x[i].ql;
-        const uint8_t * qh = x[i].qh;
-        const int8_t * q8 = y[i].qs;
-        __m256i sumi = _mm256_setzero_si256();
-        for (int j = 0; j < 2; ++j, ql += 64, qh += 32, q8 += 128) {
-            const __m256i bits1 = load256(ql);
-            const __m256i bits2 = load256(ql + 32);
-            const __m256i bitsh = load256(qh);
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(bits1, m4), _mm256_slli_epi16(_mm256_and_si256(bitsh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(bits2, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 6), m2), 4)),
-            };
-            for (int k = 0; k < 4; ++k) {
-                const __m256i q8v = load256(q8 + 32 * k);
-                // (q - 32) * q8 = q * q8 - 32 * q8, both unsigned-by-signed pairs that fit int16.
-                const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q[k], q8v), _mm256_maddubs_epi16(m32s, q8v));
-                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(pair_i16(scales[j], k), p));
-            }
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
-    }
-    return hsum(acc);
 }
 
 float vec_dot_iq4_xs(int64_t n, const void * w, const void * a) {
