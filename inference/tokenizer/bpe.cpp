@@ -45,7 +45,7 @@ void merge_word(const vocab::impl & v, std::string_view word, std::vector<token_
         return;
     }
     if (v.ignore_merges) {
-        const token_id whole = v.find(bytes_to_symbols(word));
+        const token_id whole = v.find_mergeable(bytes_to_symbols(word));
         if (whole != k_no_token) {
             out.push_back(whole);
             return;

@@ -52,7 +52,7 @@ static void spm_encode_run(const vocab::impl & v, std::string_view text, std::ve
     auto try_add = [&](int32_t left, int32_t right) {
         if (left < 0 || right < 0) return;
         const uint32_t size = symbols[left].n + symbols[right].n;
-        const token_id id = v.find(text.substr(symbols[left].start, size));
+        const token_id id = v.find_mergeable(text.substr(symbols[left].start, size));
         if (id == k_no_token) return;
         queue.push({left, right, v.tokens[id].score, size});
     };
@@ -76,7 +76,7 @@ static void spm_encode_run(const vocab::impl & v, std::string_view text, std::ve
     for (int32_t i = 0; i != -1; i = symbols[i].next) {
         const symbol & s = symbols[i];
         const std::string_view piece = text.substr(s.start, s.n);
-        const token_id id = v.find(piece);
+        const token_id id = v.find_mergeable(piece);
         if (id != k_no_token) {
             out.push_back(id);
             continue;

@@ -140,7 +140,7 @@ status build_byte_tokens(vocab::impl & v) {
                             "> (a SentencePiece vocabulary needs all 256 to encode any input)");
             }
         } else {
-            id = v.find(byte_to_symbol(uint8_t(b)));
+            id = v.find_mergeable(byte_to_symbol(uint8_t(b)));
             // Vocabularies learnt from text lack bytes their data never held (starcoder: C0, C1,
             // F1, F5..FF). ASCII, continuation bytes and the lead bytes up to plane 1 (C2..F0) are
             // required; any other missing byte is encoded as U+FFFD (bpe.cpp).
@@ -177,9 +177,10 @@ status build_merges(vocab::impl & v, const vocab_data & d) {
                         " is not a token");
         }
         std::string joined = std::string(left) + std::string(right);
-        token_id merged = v.find(joined);
+        token_id merged = v.find_mergeable(joined);
         if (merged == k_no_token) {
-            // Kept so encoding agrees with llama.cpp, which merges by text alone.
+            // Kept so encoding agrees with llama.cpp, which merges by text alone; a result that
+            // is not an ordinary token is spelled out byte by byte.
             auto raw = symbols_to_bytes(joined);
             if (!raw) {
                 return fail(k_merges_key, "[", uint64_t(i), "]: ", quoted(m),
@@ -232,9 +233,10 @@ status apply_special_ids(vocab::impl & v, const vocab_data & d) {
 
 }  // namespace
 
-// Text-detected special tokens, the end-of-generation set and per-model attributes
-// (vocab_special.cpp).
+// Text-detected special tokens, the end-of-generation set and per-model attributes; then
+// the piece cache and the newline token once the tables are complete (vocab_special.cpp).
 void detect_special_tokens(vocab::impl & v);
+void finish_vocab(vocab::impl & v);
 
 result<vocab> vocab::create(vocab_data d) {
     auto p = std::make_unique<impl>();
@@ -266,6 +268,8 @@ result<vocab> vocab::create(vocab_data d) {
 
     if (auto s = build_tokens(v, d); !s) return s.error();
     if (auto s = build_byte_tokens(v); !s) return s.error();
+    if (auto s = apply_special_ids(v, d); !s) return s.error();
+    detect_special_tokens(v);   // may turn tokens into control ones, so before the merge table
     if (v.kind == vocab_kind::bpe) {
         if (auto s = build_merges(v, d); !s) return s.error();
     } else {
@@ -283,7 +287,6 @@ result<vocab> vocab::create(vocab_data d) {
             }
         }
     }
-    if (auto s = apply_special_ids(v, d); !s) return s.error();
 
     if (d.add_bos) v.add_bos = *d.add_bos;
     if (d.add_eos) v.add_eos = *d.add_eos;
@@ -295,7 +298,7 @@ result<vocab> vocab::create(vocab_data d) {
         return fail("tokenizer.ggml.add_eos_token: EOS is to be added but the vocabulary has no EOS token");
     }
 
-    detect_special_tokens(v);
+    finish_vocab(v);
     return vocab(std::move(p));
 }
 

@@ -99,6 +99,17 @@ struct vocab::impl {
 
     int32_t n_tokens() const { return int32_t(tokens.size()); }
     token_id find(std::string_view text) const { return text_to_id.find(text); }
+    // Encoders produce only tokens whose piece is their text: normal and user-defined ones.
+    // A control, unknown, unused or byte token reached by merging would decode to something
+    // else (or nothing), so such a text stays split, as SentencePiece and Hugging Face do.
+    bool mergeable(token_id id) const {
+        const uint16_t a = tokens[size_t(id)].attr;
+        return (a & (attr_normal | attr_user_defined)) && !(a & (attr_control | attr_unknown | attr_unused));
+    }
+    token_id find_mergeable(std::string_view text) const {
+        const token_id id = find(text);
+        return id != k_no_token && mergeable(id) ? id : k_no_token;
+    }
 };
 
 // Encoders for one run of plain text (no special tokens inside), appending to `out`.

@@ -148,7 +148,9 @@ void detect_special_tokens(vocab::impl & v) {
     build_eog(v);
     build_special_lists(v);
     apply_model_attrs(v);
+}
 
+void finish_vocab(vocab::impl & v) {
     v.pieces.resize(v.tokens.size());
     for (token_id id = 0; id < v.n_tokens(); ++id) v.pieces[id] = render(v, id);
 
