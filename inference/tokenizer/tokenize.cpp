@@ -59,12 +59,32 @@ void escape_spaces(std::string & out, std::string_view text) {
     }
 }
 
+// The encoders index text with 32-bit offsets. Runs longer than this (never met in source
+// code) are cut after a newline, or else at a character boundary, and encoded in turn.
+constexpr size_t k_max_run = size_t(1) << 28;
+
+template <class F>
+void for_each_run(std::string_view text, F && f) {
+    while (text.size() > k_max_run) {
+        size_t cut = text.rfind('\n', k_max_run - 1);
+        if (cut == std::string_view::npos || cut == 0) {
+            cut = k_max_run;
+            while (cut > 1 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+        } else {
+            cut += 1;
+        }
+        f(text.substr(0, cut));
+        text.remove_prefix(cut);
+    }
+    f(text);
+}
+
 void encode(const vocab::impl & v, std::string_view text, const std::vector<fragment> & frags,
             std::vector<token_id> & out) {
     if (v.kind == vocab_kind::bpe) {
         for (const fragment & f : frags) {
             if (f.token != k_no_token) out.push_back(f.token);
-            else bpe_encode(v, text.substr(f.offset, f.length), out);
+            else for_each_run(text.substr(f.offset, f.length), [&](std::string_view run) { bpe_encode(v, run, out); });
         }
         return;
     }
@@ -77,11 +97,13 @@ void encode(const vocab::impl & v, std::string_view text, const std::vector<frag
             prev_special = true;
             continue;
         }
-        escaped.clear();
-        if (v.add_space_prefix && prev_special) escaped += "\xE2\x96\x81";
-        escape_spaces(escaped, text.substr(f.offset, f.length));
-        spm_encode(v, escaped, out);
-        prev_special = false;
+        for_each_run(text.substr(f.offset, f.length), [&](std::string_view run) {
+            escaped.clear();
+            if (v.add_space_prefix && prev_special) escaped += "\xE2\x96\x81";
+            escape_spaces(escaped, run);
+            spm_encode(v, escaped, out);
+            prev_special = false;
+        });
     }
 }
 
