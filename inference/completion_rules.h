@@ -1,0 +1,24 @@
+// completion_rules: where an inline completion should end, decided from the text around
+// the cursor. single_line stops at the end of the line. multi_line continues across lines
+// while they stay inside the block the cursor is in (indented at least as deep as the
+// cursor's line), and stops before a line that only repeats what the suffix already says.
+// Thread-safety: pure functions; the rule returned owns copies of what it needs.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "inference/generate.h"
+
+namespace hearth::inference {
+
+enum class line_mode { single_line, multi_line };
+
+// Guesses the mode from the cursor's surroundings: at the end of a line that opens a block
+// (ends with '{', '(', '[', ':') or on an empty line -> multi_line; otherwise single_line.
+line_mode guess_line_mode(std::string_view prefix, std::string_view suffix);
+
+// The stop rule for generate(). prefix/suffix are the document text around the cursor.
+stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::string_view suffix);
+
+}  // namespace hearth::inference

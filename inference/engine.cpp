@@ -1,0 +1,135 @@
+#include "inference/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+
+namespace hearth::inference {
+namespace {
+
+kernels::weight_view view(const weight & w) {
+    return kernels::weight_view{w.type, w.data, w.n_rows, w.n_cols, w.row_bytes};
+}
+
+void add_bias(float * y, const float * b, int32_t n_tokens, int32_t width) {
+    if (b) kernels::add_row(y, b, n_tokens, width);
+}
+
+}  // namespace
+
+engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
+    : model_(m), pool_(pool), n_batch_(n_batch) {
+    const hparams & hp = m.hp();
+    const size_t nb = static_cast<size_t>(n_batch);
+    x_.resize(nb * hp.n_embd);
+    cur_.resize(nb * std::max(hp.n_embd, hp.n_embd_q()));
+    q_.resize(nb * hp.n_embd_q());
+    k_.resize(nb * hp.n_embd_kv());
+    v_.resize(nb * hp.n_embd_kv());
+    attn_.resize(nb * hp.n_embd_q());
+    gate_.resize(nb * hp.n_ff);
+    up_.resize(nb * hp.n_ff);
+    pos_.resize(nb);
+    n_kv_.resize(nb);
+}
+
+kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
+    const hparams & hp = model_.hp();
+    return kv_cache(type, hp.n_layer, hp.n_embd_kv(), n_ctx);
+}
+
+status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits) {
+    const hparams & hp = model_.hp();
+    if (tokens.empty()) return fail("eval: no tokens to evaluate");
+    for (size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i] < 0 || tokens[i] >= hp.n_vocab)
+            return fail("eval: token ", tokens[i], " at index ", i, " is outside the vocabulary [0, ", hp.n_vocab, ")");
+    const int64_t end = static_cast<int64_t>(cache.n_pos()) + static_cast<int64_t>(tokens.size());
+    if (end > cache.n_ctx())
+        return fail("eval: ", end, " positions do not fit the context of ", cache.n_ctx(), " tokens");
+    cache.reserve(static_cast<int32_t>(end));
+
+    const size_t n_vocab = static_cast<size_t>(hp.n_vocab);
+    logits.resize(all_logits ? tokens.size() * n_vocab : n_vocab);
+    for (size_t done = 0; done < tokens.size();) {
+        const int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch_, tokens.size() - done));
+        const bool last_batch = done + n == tokens.size();
+        float * out = all_logits ? logits.data() + done * n_vocab : (last_batch ? logits.data() : nullptr);
+        eval_batch(cache, tokens.data() + done, n, out, all_logits);
+        done += n;
+    }
+    return {};
+}
+
+// One batch of n tokens through every layer: the forward pass as one story.
+void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, float * logits, bool all_logits) {
+    const hparams & hp = model_.hp();
+    const int32_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv(), n_ff = hp.n_ff;
+    const int32_t n_past = cache.n_pos();
+    for (int32_t t = 0; t < n; ++t) {
+        pos_[t] = n_past + t;
+        n_kv_[t] = n_past + t + 1;  // causal: a token sees itself and everything before it
+    }
+
+    // x = token embeddings
+    const weight & embd = model_.token_embd();
+    for (int32_t t = 0; t < n; ++t) {
+        const auto * row = static_cast<const uint8_t *>(embd.data) + static_cast<size_t>(tokens[t]) * embd.row_bytes;
+        kernels::dequantize_row(embd.type, row, x_.data() + static_cast<size_t>(t) * n_embd, n_embd);
+    }
+
+    const kernels::rope_params rope{hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
+                                    hp.rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
+    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const layer & L = model_.layers()[il];
+
+        // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
+        kernels::rms_norm(x_.data(), L.attn_norm, cur_.data(), n, n_embd, hp.rms_eps);
+        mm_.set_activations(cur_.data(), n, n_embd);  // quantized once for Q, K and V
+        kernels::matmul(view(L.wq), mm_, q_.data(), pool_);
+        kernels::matmul(view(L.wk), mm_, k_.data(), pool_);
+        kernels::matmul(view(L.wv), mm_, v_.data(), pool_);
+        add_bias(q_.data(), L.bq, n, n_q);
+        add_bias(k_.data(), L.bk, n, n_kv);
+        add_bias(v_.data(), L.bv, n, n_kv);
+        kernels::rope(q_.data(), n, hp.n_head, hp.head_dim, pos_.data(), rope);
+        kernels::rope(k_.data(), n, hp.n_head_kv, hp.head_dim, pos_.data(), rope);
+        for (int32_t t = 0; t < n; ++t) {
+            kernels::quantize_row(cache.type(), k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
+            kernels::quantize_row(cache.type(), v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
+        }
+        const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
+        kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, kq_scale,
+                           attn_.data(), pool_);
+        mm_.set_activations(attn_.data(), n, n_q);
+        kernels::matmul(view(L.wo), mm_, cur_.data(), pool_);
+        kernels::add(x_.data(), cur_.data(), static_cast<size_t>(n) * n_embd);
+
+        // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
+        kernels::rms_norm(x_.data(), L.ffn_norm, cur_.data(), n, n_embd, hp.rms_eps);
+        mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
+        kernels::matmul(view(L.w_gate), mm_, gate_.data(), pool_);
+        kernels::matmul(view(L.w_up), mm_, up_.data(), pool_);
+        kernels::swiglu(gate_.data(), up_.data(), gate_.data(), static_cast<size_t>(n) * n_ff);
+        mm_.set_activations(gate_.data(), n, n_ff);
+        kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        kernels::add(x_.data(), cur_.data(), static_cast<size_t>(n) * n_embd);
+    }
+    cache.set_n_pos(n_past + n);
+    if (!logits) return;
+
+    // logits = output(norm(x)), for the last token only unless every position is wanted
+    const int32_t first = all_logits ? 0 : n - 1;
+    const int32_t n_out = n - first;
+    kernels::rms_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur_.data(), n_out, n_embd,
+                      hp.rms_eps);
+    mm_.set_activations(cur_.data(), n_out, n_embd);
+    kernels::matmul(view(model_.output()), mm_, logits, pool_);
+}
+
+}  // namespace hearth::inference

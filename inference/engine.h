@@ -1,0 +1,60 @@
+// engine: the forward pass of a model over one sequence's KV cache. eval() takes a batch of
+// new tokens that follow the cache's valid positions, writes their K and V into the cache,
+// and returns the logits of the last token (or of every token). Prompts longer than the
+// batch size are evaluated in consecutive batches. Activations live in scratch buffers owned
+// by the engine and sized once, so a forward pass allocates nothing in steady state.
+// Thread-safety: one engine per compute worker; eval() is not reentrant. The model and the
+// thread pool must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/result.h"
+#include "inference/kv_cache.h"
+#include "inference/model.h"
+#include "kernels/matmul.h"
+#include "kernels/thread_pool.h"
+
+namespace hearth::inference {
+
+using token_id = int32_t;
+
+class engine {
+public:
+    engine(const model & m, kernels::thread_pool & pool, int32_t n_batch = 256);
+
+    const model & mdl() const { return model_; }
+    int32_t n_batch() const { return n_batch_; }
+
+    // A cache shaped for this model.
+    kv_cache make_cache(kernels::tensor_type type, int32_t n_ctx) const;
+
+    // Evaluates tokens at positions [cache.n_pos(), cache.n_pos() + tokens.size()).
+    // logits: n_vocab floats for the last token, or tokens.size() * n_vocab with all_logits.
+    // Errors: a token id outside the vocabulary, or the cache's context is full.
+    status eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
+                bool all_logits = false);
+
+private:
+    void eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, float * logits, bool all_logits);
+
+    const model & model_;
+    kernels::thread_pool & pool_;
+    int32_t n_batch_;
+    kernels::matmul_context mm_;
+    // Activations, each [n_batch][width].
+    std::vector<float> x_;      // residual stream [n_embd]
+    std::vector<float> cur_;    // normed input [n_embd]
+    std::vector<float> q_;      // [n_embd_q]
+    std::vector<float> k_;      // [n_embd_kv]
+    std::vector<float> v_;      // [n_embd_kv]
+    std::vector<float> attn_;   // [n_embd_q]
+    std::vector<float> gate_;   // [n_ff]
+    std::vector<float> up_;     // [n_ff]
+    std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
+    std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
+};
+
+}  // namespace hearth::inference

@@ -1,0 +1,102 @@
+#include "inference/generate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hearth::inference {
+
+std::string_view finish_reason_name(finish_reason r) {
+    switch (r) {
+        case finish_reason::end_of_generation: return "end_of_generation";
+        case finish_reason::max_tokens: return "max_tokens";
+        case finish_reason::time_budget: return "time_budget";
+        case finish_reason::stop_rule: return "stop_rule";
+        case finish_reason::cancelled: return "cancelled";
+        case finish_reason::context_full: return "context_full";
+    }
+    return "unknown";
+}
+
+size_t utf8_complete_prefix(std::string_view s) {
+    // Look back at most 3 bytes for the lead byte of a sequence that is not finished yet.
+    const size_t n = s.size();
+    for (size_t back = 1; back <= 3 && back <= n; ++back) {
+        const auto c = static_cast<unsigned char>(s[n - back]);
+        if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
+        size_t need = 1;
+        if ((c & 0xE0) == 0xC0) need = 2;
+        else if ((c & 0xF0) == 0xE0) need = 3;
+        else if ((c & 0xF8) == 0xF0) need = 4;
+        return back < need ? n - back : n;
+    }
+    return n;  // ASCII tail, or invalid bytes that will never complete: pass them on
+}
+
+namespace {
+
+double log_softmax_at(const std::vector<float> & logits, token_id tok) {
+    const float mx = *std::max_element(logits.begin(), logits.end());
+    double sum = 0;
+    for (float l : logits) sum += std::exp(static_cast<double>(l - mx));
+    return static_cast<double>(logits[tok] - mx) - std::log(sum);
+}
+
+}  // namespace
+
+result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab, sequence & seq,
+                                   std::vector<float> & logits, const generation_params & params,
+                                   std::stop_token stop, const std::function<void(std::string_view)> & on_piece) {
+    if (auto s = validate(params.sampling); !s) return s.error();
+    if (params.n_predict < 0) return fail("generate: n_predict ", params.n_predict, " is negative");
+    const auto t0 = std::chrono::steady_clock::now();
+    sampler smp(params.sampling);
+    for (token_id t : seq.tokens) smp.accept(t);
+
+    generation_result out;
+    size_t streamed = 0;
+    auto finish = [&](finish_reason why, size_t keep) {
+        out.finish = why;
+        out.text.resize(std::min(keep, out.text.size()));
+        if (on_piece && out.text.size() > streamed) on_piece(std::string_view(out.text).substr(streamed));
+        out.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+
+    for (int32_t i = 0;; ++i) {
+        if (stop.stop_requested()) { finish(finish_reason::cancelled, out.text.size()); break; }
+        if (i >= params.n_predict) { finish(finish_reason::max_tokens, out.text.size()); break; }
+        if (params.time_budget.count() > 0 && std::chrono::steady_clock::now() - t0 >= params.time_budget) {
+            finish(finish_reason::time_budget, out.text.size());
+            break;
+        }
+        const token_id tok = smp.sample(logits);
+        if (vocab.is_eog(tok)) { finish(finish_reason::end_of_generation, out.text.size()); break; }
+        out.sum_logprob += log_softmax_at(logits, tok);
+        smp.accept(tok);
+        out.tokens.push_back(tok);
+        out.text += vocab.piece(tok);
+
+        size_t cut = std::string::npos;
+        for (const auto & s : params.stop_strings) {
+            const size_t at = out.text.find(s);
+            if (at != std::string::npos) cut = std::min(cut, at);
+        }
+        if (cut == std::string::npos && params.rule) cut = params.rule(out.text);
+        if (cut != std::string::npos) { finish(finish_reason::stop_rule, cut); break; }
+
+        // Stream what is certain: whole characters, and nothing a stop string might still claim.
+        size_t safe = utf8_complete_prefix(out.text);
+        for (const auto & s : params.stop_strings)
+            for (size_t k = std::min(s.size() - 1, out.text.size()); k > 0; --k)
+                if (out.text.compare(out.text.size() - k, k, s, 0, k) == 0) { safe = std::min(safe, out.text.size() - k); break; }
+        if (on_piece && safe > streamed) {
+            on_piece(std::string_view(out.text).substr(streamed, safe - streamed));
+            streamed = safe;
+        }
+
+        if (seq.cache.n_pos() >= seq.cache.n_ctx()) { finish(finish_reason::context_full, out.text.size()); break; }
+        if (auto s = decode_one(eng, seq, tok, logits); !s) return s.error();
+    }
+    return out;
+}
+
+}  // namespace hearth::inference

@@ -1,0 +1,56 @@
+// generate: the decode loop. Samples a token, checks the stop rules, streams whole UTF-8
+// characters, feeds the token back, once per token. Cancellation and the time budget are
+// checked once per token, never inside the kernels.
+// Thread-safety: runs on the compute worker.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "inference/sampler.h"
+#include "inference/sequence.h"
+#include "inference/tokenizer/vocab.h"
+
+namespace hearth::inference {
+
+enum class finish_reason { end_of_generation, max_tokens, time_budget, stop_rule, cancelled, context_full };
+std::string_view finish_reason_name(finish_reason r);
+
+// Looks at the text generated so far; returns the length to keep if generation must stop
+// now (the rest is cut), or npos to go on. Used for stop strings and the line rules of
+// inline completion.
+using stop_rule = std::function<size_t(std::string_view text)>;
+
+struct generation_params {
+    int32_t n_predict = 64;
+    std::chrono::milliseconds time_budget{0};   // 0: no limit
+    sampler_params sampling;
+    std::vector<std::string> stop_strings;      // cut before the first occurrence
+    stop_rule rule;                             // optional
+};
+
+struct generation_result {
+    std::string text;
+    std::vector<token_id> tokens;
+    finish_reason finish = finish_reason::end_of_generation;
+    double sum_logprob = 0;       // of the sampled tokens (ranking candidates)
+    double t_ms = 0;
+};
+
+// Holds back an incomplete UTF-8 sequence at the end of the text produced so far, so a
+// stream never shows half a character.
+size_t utf8_complete_prefix(std::string_view s);
+
+// Continues `seq` from the logits of its last token. on_piece gets the streamed text.
+result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab, sequence & seq,
+                                   std::vector<float> & logits, const generation_params & params,
+                                   std::stop_token stop = {},
+                                   const std::function<void(std::string_view)> & on_piece = {});
+
+}  // namespace hearth::inference

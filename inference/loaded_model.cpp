@@ -1,0 +1,47 @@
+#include "inference/loaded_model.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "inference/kv_cache.h"
+
+namespace hearth::inference {
+
+result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & opts) {
+    if (opts.model_path.empty()) return fail("no model given: pass --model PATH (or run scripts/fetch-model)");
+    auto file = gguf::gguf_file::open(opts.model_path);
+    if (!file) return fail(opts.model_path, ": ", file.message());
+    auto mdl = model::load(*file);
+    if (!mdl) return fail(opts.model_path, ": ", mdl.message());
+    auto voc = tokenizer::load_vocab(*file);
+    if (!voc) return fail(opts.model_path, ": ", voc.message());
+    if (voc->n_tokens() != mdl->hp().n_vocab)
+        return fail(opts.model_path, ": the tokenizer has ", voc->n_tokens(), " tokens but token_embd.weight has ",
+                    mdl->hp().n_vocab, " rows");
+    auto cache_type = parse_cache_type(opts.cache_type);
+    if (!cache_type) return cache_type.error();
+    if (auto s = check_cache_type(*cache_type, mdl->hp().head_dim); !s) return s.error();
+    if (opts.n_ctx < 0) return fail("context size ", opts.n_ctx, " is negative");
+    if (opts.n_batch < 1 || opts.n_batch > 4096) return fail("batch size ", opts.n_batch, " is outside [1, 4096]");
+
+    std::unique_ptr<loaded_model> lm(new loaded_model(std::move(*file), std::move(*mdl), std::move(*voc)));
+    // model holds pointers into the mapping, which moved with the gguf_file object but not in memory.
+    lm->cache_type_ = *cache_type;
+    const int32_t trained = lm->model_.hp().n_ctx_train;
+    lm->n_ctx_ = opts.n_ctx > 0 ? std::min(opts.n_ctx, trained) : std::min(trained, k_default_ctx_cap);
+    lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
+    lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
+    if (!opts.chat_template.empty()) {
+        lm->chat_ = parse_chat_format(opts.chat_template);
+        if (!lm->chat_) return lm->chat_.error();
+    } else {
+        auto tmpl = lm->file_.get_string("tokenizer.chat_template");
+        lm->chat_ = tmpl && *tmpl ? detect_chat_format(**tmpl) : detect_chat_format("");
+    }
+    auto name = lm->file_.get_string("general.name");
+    lm->name_ = name && *name ? std::string(**name) : std::filesystem::path(opts.model_path).filename().string();
+    lm->path_ = opts.model_path;
+    return lm;
+}
+
+}  // namespace hearth::inference

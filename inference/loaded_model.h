@@ -1,0 +1,66 @@
+// loaded_model: everything that must live as long as a model is in use — the mapped file,
+// the validated model, its vocabulary, the compute thread pool and the engine — loaded in
+// one call so each caller (CLI, daemon, benchmarks) gets the same checks and defaults.
+// Thread-safety: owned by the compute worker; the immutable parts (file, model, vocab) may
+// be read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/result.h"
+#include "inference/chat_template.h"
+#include "inference/engine.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/model.h"
+#include "inference/tokenizer/vocab.h"
+#include "kernels/thread_pool.h"
+
+namespace hearth::inference {
+
+struct load_options {
+    std::string model_path;
+    int32_t n_threads = 0;            // 0: physical cores
+    std::string cache_type = "q8_0";  // f32, f16, q8_0, q4_0
+    int32_t n_ctx = 0;                // 0: the model's trained context, capped at k_default_ctx_cap
+    int32_t n_batch = 256;
+    std::string chat_template;        // empty: detect from the file
+};
+
+inline constexpr int32_t k_default_ctx_cap = 8192;
+
+class loaded_model {
+public:
+    static result<std::unique_ptr<loaded_model>> load(const load_options & opts);
+
+    const gguf::gguf_file & file() const { return file_; }
+    const model & mdl() const { return model_; }
+    const tokenizer::vocab & vocab() const { return vocab_; }
+    engine & eng() { return *engine_; }
+    kernels::thread_pool & pool() { return *pool_; }
+    kernels::tensor_type cache_type() const { return cache_type_; }
+    int32_t n_ctx() const { return n_ctx_; }
+    // The chat format, or the reason there is none (shown when a chat is asked for).
+    const result<chat_format> & chat() const { return chat_; }
+    const std::string & name() const { return name_; }
+    const std::string & path() const { return path_; }
+
+
+private:
+    loaded_model(gguf::gguf_file f, model m, tokenizer::vocab v) : file_(std::move(f)), model_(std::move(m)), vocab_(std::move(v)) {}
+
+    gguf::gguf_file file_;
+    model model_;
+    tokenizer::vocab vocab_;
+    std::unique_ptr<kernels::thread_pool> pool_;
+    std::unique_ptr<engine> engine_;
+    kernels::tensor_type cache_type_ = kernels::tensor_type::q8_0;
+    int32_t n_ctx_ = 0;
+    result<chat_format> chat_ = fail("no chat template");
+    std::string name_;
+    std::string path_;
+};
+
+}  // namespace hearth::inference

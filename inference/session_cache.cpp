@@ -1,0 +1,82 @@
+#include "inference/session_cache.h"
+
+#include <algorithm>
+
+namespace hearth::inference {
+
+session_cache::session_cache(const engine & eng, kernels::tensor_type cache_type, int32_t n_ctx, uint64_t budget_bytes)
+    : eng_(eng), type_(cache_type), n_ctx_(n_ctx), budget_(budget_bytes) {}
+
+uint64_t session_cache::bytes_for_positions(int32_t n_positions) const {
+    // The same rounding kv_cache::reserve applies.
+    const int32_t step = kv_cache::k_grow_positions;
+    const int32_t grown = std::min(n_ctx_, (n_positions + step - 1) / step * step);
+    const hparams & hp = eng_.mdl().hp();
+    return kv_bytes_per_token(type_, hp.n_layer, hp.n_embd_kv()) * static_cast<uint64_t>(grown);
+}
+
+result<sequence *> session_cache::acquire(const std::string & key, int32_t n_positions) {
+    if (n_positions < 1 || n_positions > n_ctx_)
+        return fail("session cache: ", n_positions, " positions do not fit the context of ", n_ctx_, " tokens");
+    const uint64_t need = bytes_for_positions(n_positions);
+    if (need > budget_)
+        return fail("session cache: this request needs ", need, " bytes of KV cache, more than the whole budget of ",
+                    budget_, " bytes (raise --kv-budget or shorten the context)");
+    ++counters_.n_requests;
+
+    auto it = slots_.find(key);
+    if (it == slots_.end()) {
+        lru_.push_front(key);
+        auto seq = std::make_unique<sequence>(eng_.make_cache(type_, n_ctx_));
+        it = slots_.emplace(key, slot{std::move(seq), lru_.begin()}).first;
+    } else {
+        ++counters_.n_hits;
+        lru_.splice(lru_.begin(), lru_, it->second.lru_it);
+    }
+    sequence & seq = *it->second.seq;
+
+    const uint64_t have = seq.cache.allocated_bytes();
+    const uint64_t grow = need > have ? need - have : 0;
+    uint64_t used = stats().used_bytes;
+    while (used + grow > budget_) {
+        // The served slot is at the front, so the back is always another slot here.
+        const std::string victim = lru_.back();
+        if (victim == key) break;  // cannot happen while need <= budget; kept as a guard
+        used -= slots_.at(victim).seq->cache.allocated_bytes();
+        erase(victim);
+        ++counters_.n_evictions;
+    }
+    seq.cache.reserve(n_positions);
+    return &seq;
+}
+
+void session_cache::record(const prefill_stats & st) {
+    counters_.tokens_reused += static_cast<uint64_t>(st.n_reused);
+    counters_.tokens_evaluated += static_cast<uint64_t>(st.n_evaluated);
+}
+
+void session_cache::erase(const std::string & key) {
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return;
+    lru_.erase(it->second.lru_it);
+    slots_.erase(it);
+}
+
+std::vector<std::string> session_cache::keys_by_recency() const {
+    return {lru_.begin(), lru_.end()};
+}
+
+session_cache_stats session_cache::stats() const {
+    session_cache_stats s = counters_;
+    s.n_slots = static_cast<int32_t>(slots_.size());
+    s.budget_bytes = budget_;
+    s.used_bytes = 0;
+    s.tokens_held = 0;
+    for (const auto & [key, sl] : slots_) {
+        s.used_bytes += sl.seq->cache.allocated_bytes();
+        s.tokens_held += sl.seq->cache.n_pos();
+    }
+    return s;
+}
+
+}  // namespace hearth::inference
