@@ -113,8 +113,30 @@ void document::apply(const text_document_content_change_event & change) {
         size_t e = offset_of(change.range->end);
         if (e < b) std::swap(b, e);   // a reversed range means the same span
         text_.replace(b, e - b, change.text);
+        reindex_edit(b, e, change.text.size());
+        return;
     }
     reindex();
+}
+
+bool document::starts_line(size_t q) const {
+    if (q == 0) return true;
+    const char prev = text_[q - 1];
+    return prev == '\n' || (prev == '\r' && (q == text_.size() || text_[q] != '\n'));
+}
+
+void document::reindex_edit(size_t b, size_t e, size_t inserted) {
+    // Whether q starts a line depends on text[q-1] and text[q] only. So starts before b and
+    // after e (shifted) are unchanged, and only q in [b, b + inserted] must be looked at again.
+    const auto keep_before = std::lower_bound(line_starts_.begin() + 1, line_starts_.end(), b);
+    const auto keep_after = std::upper_bound(line_starts_.begin(), line_starts_.end(), e);
+    std::vector<size_t> tail(keep_after, line_starts_.end());
+    for (size_t & p : tail) p = p - e + b + inserted;
+    line_starts_.erase(keep_before, line_starts_.end());
+    for (size_t q = std::max<size_t>(b, 1); q <= b + inserted; ++q) {
+        if (starts_line(q)) line_starts_.push_back(q);
+    }
+    line_starts_.insert(line_starts_.end(), tail.begin(), tail.end());
 }
 
 status document_store::open(const did_open_params & p) {

@@ -56,6 +56,8 @@ public:
 
 private:
     void reindex();
+    void reindex_edit(size_t begin, size_t end, size_t inserted);   // after replacing [begin, end)
+    bool starts_line(size_t offset) const;
     std::string uri_;
     std::string language_id_;
     int32_t version_;

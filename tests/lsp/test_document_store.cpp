@@ -182,6 +182,10 @@ TEST_CASE("document: random edits match the code-point reference", "[lsp][docume
                 d.apply({range{a, b}, encode(insert)});
                 REQUIRE(d.text() == encode(ref));
                 REQUIRE(decode(d.text()) == ref);
+                // the line index kept up by the edit equals one built from scratch
+                const auto fresh = make_doc(d.text(), enc);
+                REQUIRE(d.line_count() == fresh.line_count());
+                for (uint32_t l = 0; l < fresh.line_count(); ++l) REQUIRE(d.line_span(l) == fresh.line_span(l));
                 // offset -> position -> offset is the identity on code-point boundaries
                 const size_t cp = rnd(ref.size() + 1);
                 const size_t off = encode(ref.substr(0, cp)).size();
