@@ -111,9 +111,12 @@ void thread_pool::run_job_timed(int index) {
     slots_[index].busy_ns.fetch_add(now_ns() - t0, std::memory_order_relaxed);
 }
 
+// Every run claims every share, so a slot holds the previous generation until someone claims it
+// for this one. Only that exact step succeeds: a thread that read an old generation before being
+// descheduled must not claim backwards a share of a run that has long finished.
 bool thread_pool::claim(int index, uint32_t generation) {
-    uint32_t cur = slots_[index].claimed.load();
-    return cur != generation && slots_[index].claimed.compare_exchange_strong(cur, generation);
+    uint32_t expected = generation - 1;
+    return slots_[index].claimed.compare_exchange_strong(expected, generation);
 }
 
 void thread_pool::run_erased(job_fn job) {

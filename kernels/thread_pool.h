@@ -90,7 +90,7 @@ private:
     struct alignas(64) thread_slot {
         std::atomic<uint64_t> busy_ns{0};
         // The last run generation whose share for this index was claimed, by the thread itself or
-        // by the caller: whoever moves it to the current generation first runs the share.
+        // by the caller: whoever moves it from the previous generation to the current one runs it.
         std::atomic<uint32_t> claimed{0};
     };
 
