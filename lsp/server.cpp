@@ -139,19 +139,22 @@ void server::dispatch_request(request && r) {
     }
 
     cancel_source cancel;
+    std::optional<rpc_error> refused;
     {
         std::lock_guard lock(in_flight_->mu);
+        // initialize and shutdown are answered at once, so they never count against the limit:
+        // a client with its slots full must still be able to shut down.
+        const bool lifecycle_request = r.method == "initialize" || r.method == "shutdown";
         if (in_flight_->entries.contains(r.id)) {
-            send_error(r.id, {errc::invalid_request, r.method + ": request id " + r.id.to_string() + " is already in flight"});
-            return;
+            refused = rpc_error{errc::invalid_request, r.method + ": request id " + r.id.to_string() + " is already in flight"};
+        } else if (!lifecycle_request && in_flight_->entries.size() >= limits_.max_requests_in_flight) {
+            refused = rpc_error{errc::server_busy, r.method + ": server busy: " + std::to_string(limits_.max_requests_in_flight) +
+                                                       " requests are already in flight on this connection"};
+        } else {
+            in_flight_->entries.emplace(r.id, cancel);
         }
-        if (in_flight_->entries.size() >= limits_.max_requests_in_flight) {
-            send_error(r.id, {errc::server_busy, r.method + ": server busy: " + std::to_string(limits_.max_requests_in_flight) +
-                                                     " requests are already in flight on this connection"});
-            return;
-        }
-        in_flight_->entries.emplace(r.id, cancel);
     }
+    if (refused) return send_error(r.id, *refused);
     std::weak_ptr<in_flight_table> table = in_flight_;
     responder out(r.id, r.method, channel_, [table](const request_id & id) {
         if (auto t = table.lock()) {
