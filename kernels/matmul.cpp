@@ -117,9 +117,13 @@ void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool 
         const int64_t nr = std::min(rows_per_block, n_rows - r0);
         const int64_t t1 = std::min(t0 + tokens_per_block, n_tokens);
         const std::byte * rows = w_data + static_cast<size_t>(r0) * w_stride;
-        for (int64_t t = t0; t < t1; ++t)
-            vec_dot_rows(wt, n_cols, rows, w_stride, act.data + static_cast<size_t>(t) * act.row_bytes,
-                         y + t * n_rows + r0, nr);
+        if (t1 - t0 == 1) {
+            vec_dot_rows(wt, n_cols, rows, w_stride, act.data + static_cast<size_t>(t0) * act.row_bytes,
+                         y + t0 * n_rows + r0, nr);
+        } else {
+            vec_dot_tile(wt, n_cols, rows, w_stride, nr, act.data + static_cast<size_t>(t0) * act.row_bytes,
+                         act.row_bytes, t1 - t0, y + t0 * n_rows + r0, n_rows);
+        }
     });
 }
 
