@@ -93,9 +93,11 @@ struct q5_1_load {
     }
 };
 
+// Lane-wise partial sums of a 32-element integer dot product (summed across lanes by the caller,
+// once per block: per-sub-block scales are applied to the vector, not after a horizontal add).
 template <class Dot>
-inline int32_t dot32(const int8x16_t x0, const int8x16_t x1, const int8_t * y) {
-    return hsum_i32(Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y)), x1, vld1q_s8(y + 16)));
+inline int32x4_t dot32v(const int8x16_t x0, const int8x16_t x1, const int8_t * y) {
+    return Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y)), x1, vld1q_s8(y + 16));
 }
 
 template <class Dot, class L>
@@ -147,12 +149,13 @@ float dot_q4_K(int64_t n, const void * w, const void * a) {
         for (int j = 0; j < 8; ++j) k_scale_min(j, x[i].scales, sc[j], mn[j]);
         const uint8_t * q4 = x[i].qs;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         for (int j = 0; j < 4; ++j, q4 += 32, q8 += 64) {
             const uint8x16_t b0 = vld1q_u8(q4), b1 = vld1q_u8(q4 + 16);
-            sumi += sc[2 * j] * dot32<Dot>(s8(vandq_u8(b0, m4)), s8(vandq_u8(b1, m4)), q8);
-            sumi += sc[2 * j + 1] * dot32<Dot>(s8(vshrq_n_u8(b0, 4)), s8(vshrq_n_u8(b1, 4)), q8 + 32);
+            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(s8(vandq_u8(b0, m4)), s8(vandq_u8(b1, m4)), q8), sc[2 * j]);
+            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(s8(vshrq_n_u8(b0, 4)), s8(vshrq_n_u8(b1, 4)), q8 + 32), sc[2 * j + 1]);
         }
+        const int32_t sumi = hsum_i32(vsum);
         const float d = fp16_to_fp32(x[i].d) * y[i].d;
         const float dmin = fp16_to_fp32(x[i].dmin) * y[i].d;
         sumf += d * static_cast<float>(sumi) - dmin * static_cast<float>(k_mins_dot(y[i], mn));
@@ -173,7 +176,7 @@ float dot_q5_K(int64_t n, const void * w, const void * a) {
         const uint8x16_t h0 = vld1q_u8(x[i].qh), h1 = vld1q_u8(x[i].qh + 16);
         const uint8_t * q5 = x[i].qs;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         for (int j = 0; j < 4; ++j, q5 += 32, q8 += 64) {
             const uint8x16_t b0 = vld1q_u8(q5), b1 = vld1q_u8(q5 + 16);
             const uint8x16_t ml = vdupq_n_u8(static_cast<uint8_t>(1u << (2 * j)));
@@ -182,9 +185,10 @@ float dot_q5_K(int64_t n, const void * w, const void * a) {
             const int8x16_t l1 = s8(vorrq_u8(vandq_u8(b1, m4), vandq_u8(vtstq_u8(h1, ml), m16)));
             const int8x16_t u0 = s8(vorrq_u8(vshrq_n_u8(b0, 4), vandq_u8(vtstq_u8(h0, mh), m16)));
             const int8x16_t u1 = s8(vorrq_u8(vshrq_n_u8(b1, 4), vandq_u8(vtstq_u8(h1, mh), m16)));
-            sumi += sc[2 * j] * dot32<Dot>(l0, l1, q8);
-            sumi += sc[2 * j + 1] * dot32<Dot>(u0, u1, q8 + 32);
+            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(l0, l1, q8), sc[2 * j]);
+            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(u0, u1, q8 + 32), sc[2 * j + 1]);
         }
+        const int32_t sumi = hsum_i32(vsum);
         const float d = fp16_to_fp32(x[i].d) * y[i].d;
         const float dmin = fp16_to_fp32(x[i].dmin) * y[i].d;
         sumf += d * static_cast<float>(sumi) - dmin * static_cast<float>(k_mins_dot(y[i], mn));
@@ -205,7 +209,7 @@ float dot_q6_K(int64_t n, const void * w, const void * a) {
         const uint8_t * qh = x[i].qh;
         const int8_t * sc = x[i].scales;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, q8 += 128) {
             for (int part = 0; part < 2; ++part) {   // elements l = 16 * part .. 16 * part + 15
                 const uint8x16_t lo = vld1q_u8(ql + 16 * part);
@@ -216,13 +220,13 @@ float dot_q6_K(int64_t n, const void * w, const void * a) {
                 const int8x16_t q3 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(lo, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 4), m3), 4))), m32);
                 const int8x16_t q4 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(hi, 4), vshlq_n_u8(vshrq_n_u8(h, 6), 4))), m32);
                 const int8_t * y0 = q8 + 16 * part;
-                sumi += sc[part + 0] * hsum_i32(Dot::step(vdupq_n_s32(0), q1, vld1q_s8(y0)));
-                sumi += sc[part + 2] * hsum_i32(Dot::step(vdupq_n_s32(0), q2, vld1q_s8(y0 + 32)));
-                sumi += sc[part + 4] * hsum_i32(Dot::step(vdupq_n_s32(0), q3, vld1q_s8(y0 + 64)));
-                sumi += sc[part + 6] * hsum_i32(Dot::step(vdupq_n_s32(0), q4, vld1q_s8(y0 + 96)));
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q1, vld1q_s8(y0)), sc[part + 0]);
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q2, vld1q_s8(y0 + 32)), sc[part + 2]);
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q3, vld1q_s8(y0 + 64)), sc[part + 4]);
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q4, vld1q_s8(y0 + 96)), sc[part + 6]);
             }
         }
-        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(hsum_i32(vsum));
     }
     return sumf;
 }
@@ -238,17 +242,18 @@ float dot_q2_K(int64_t n, const void * w, const void * a) {
         for (int j = 0; j < 16; ++j) summs += y[i].bsums[j] * (x[i].scales[j] >> 4);
         const uint8_t * q2 = x[i].qs;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         int is = 0;
         for (int half = 0; half < 2; ++half, q2 += 32) {
             const uint8x16_t b0 = vld1q_u8(q2), b1 = vld1q_u8(q2 + 16);
             for (int shift = 0; shift < 8; shift += 2, q8 += 32) {
                 const uint8x16_t v0 = vandq_u8(vshlq_u8(b0, vdupq_n_s8(static_cast<int8_t>(-shift))), m3);
                 const uint8x16_t v1 = vandq_u8(vshlq_u8(b1, vdupq_n_s8(static_cast<int8_t>(-shift))), m3);
-                sumi += (x[i].scales[is++] & 0x0F) * hsum_i32(Dot::step(vdupq_n_s32(0), s8(v0), vld1q_s8(q8)));
-                sumi += (x[i].scales[is++] & 0x0F) * hsum_i32(Dot::step(vdupq_n_s32(0), s8(v1), vld1q_s8(q8 + 16)));
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), s8(v0), vld1q_s8(q8)), x[i].scales[is++] & 0x0F);
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), s8(v1), vld1q_s8(q8 + 16)), x[i].scales[is++] & 0x0F);
             }
         }
+        const int32_t sumi = hsum_i32(vsum);
         const float dall = y[i].d * fp16_to_fp32(x[i].d);
         const float dmin = y[i].d * fp16_to_fp32(x[i].dmin);
         sumf += dall * static_cast<float>(sumi) - dmin * static_cast<float>(summs);
@@ -272,7 +277,7 @@ float dot_q3_K(int64_t n, const void * w, const void * a) {
         const uint8x16_t hm0 = vld1q_u8(x[i].hmask), hm1 = vld1q_u8(x[i].hmask + 16);
         const uint8_t * q3 = x[i].qs;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         int is = 0;
         int bit = 0;
         for (int half = 0; half < 2; ++half, q3 += 32) {
@@ -284,11 +289,11 @@ float dot_q3_K(int64_t n, const void * w, const void * a) {
                 const uint8x16_t sub1 = vandq_u8(vmvnq_u8(vtstq_u8(hm1, mb)), vdupq_n_u8(4));
                 const int8x16_t v0 = vsubq_s8(s8(vandq_u8(vshlq_u8(b0, vdupq_n_s8(static_cast<int8_t>(-shift))), m3)), s8(sub0));
                 const int8x16_t v1 = vsubq_s8(s8(vandq_u8(vshlq_u8(b1, vdupq_n_s8(static_cast<int8_t>(-shift))), m3)), s8(sub1));
-                sumi += scales[is++] * hsum_i32(Dot::step(vdupq_n_s32(0), v0, vld1q_s8(q8)));
-                sumi += scales[is++] * hsum_i32(Dot::step(vdupq_n_s32(0), v1, vld1q_s8(q8 + 16)));
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), v0, vld1q_s8(q8)), scales[is++]);
+                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), v1, vld1q_s8(q8 + 16)), scales[is++]);
             }
         }
-        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(hsum_i32(vsum));
     }
     return sumf;
 }
@@ -302,15 +307,15 @@ float dot_iq4_xs(int64_t n, const void * w, const void * a) {
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const uint8_t * qs = x[i].qs;
         const int8_t * q8 = y[i].qs;
-        int32_t sumi = 0;
+        int32x4_t vsum = vdupq_n_s32(0);
         for (int ib = 0; ib < 8; ++ib, qs += 16, q8 += 32) {
             const uint8x16_t bits = vld1q_u8(qs);
             const int8x16_t v0 = vqtbl1q_s8(values, vandq_u8(bits, vdupq_n_u8(0x0F)));
             const int8x16_t v1 = vqtbl1q_s8(values, vshrq_n_u8(bits, 4));
             const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0x0F) | (((x[i].scales_h >> (2 * ib)) & 0x03) << 4);
-            sumi += (ls - 32) * dot32<Dot>(v0, v1, q8);
+            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(v0, v1, q8), ls - 32);
         }
-        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(sumi);
+        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(hsum_i32(vsum));
     }
     return sumf;
 }
