@@ -1,8 +1,7 @@
--- The plugin against the real daemon (started by run_e2e.sh) on the tiny fixture model:
--- ghost text appears while typing, Tab inserts exactly what was shown, a dismissed one is
--- counted as rejected, an answer streams into the scratch split, :HearthStatus reports.
--- The model's words are not checked (it is a 260K-parameter story model); what the
--- plugin does with them is.
+-- The plugin against the real daemon (started by run_e2e.sh): ghost text appears while
+-- typing, Tab inserts exactly what was shown, a dismissed one is counted as rejected, an
+-- answer streams into the scratch split, :HearthStatus reports. The model's words are not
+-- checked; what the plugin does with them is.
 local H = dofile(vim.env.HEARTH_TEST_DIR .. '/harness.lua')
 local hearth = require('hearth')
 local compat = require('hearth.compat')
@@ -28,8 +27,8 @@ local function status()
 end
 
 H.test('the client attaches to the daemon through hearth lsp', function()
-  vim.fn.writefile({ 'Once upon a time, there was a little girl named Lily.' }, dir .. '/story.py')
-  vim.cmd('edit ' .. dir .. '/story.py')
+  vim.fn.writefile({ 'def add(a, b):', '    return a + b', '', '' }, dir .. '/arith.py')
+  vim.cmd('edit ' .. dir .. '/arith.py')
   buf = vim.api.nvim_get_current_buf()
   vim.bo.filetype = 'python'
   client = H.wait_for(function()
@@ -42,8 +41,8 @@ H.test('the client attaches to the daemon through hearth lsp', function()
 end)
 
 H.test('typing shows ghost text from the model; Tab inserts exactly it', function()
-  H.type('Go<CR>She liked to')
-  local shown = H.wait_for(ghost, 30000, 'ghost text from the daemon')
+  H.type('Godef mul(a, b):<CR>return ')
+  local shown = H.wait_for(ghost, 60000, 'ghost text from the daemon')
   H.ok(#shown > 0, 'non-empty suggestion')
   local before = lines()
   local row = vim.api.nvim_win_get_cursor(0)[1]
@@ -62,8 +61,8 @@ end)
 
 H.test('a dismissed suggestion is counted as rejected', function()
   local rejected = status().completionsRejected
-  H.type('o<CR>The dog was')
-  H.wait_for(ghost, 30000, 'ghost text')
+  H.type('o<CR>def sub(a, b):<CR>return ')
+  H.wait_for(ghost, 60000, 'ghost text')
   H.type('<Esc>')
   H.eq(nil, ghost(), 'ghost cleared')
   H.wait_for(function() return status().completionsRejected > rejected end, 5000, 'the reject to be counted')
@@ -105,7 +104,7 @@ H.test(':HearthStatus reports the model', function()
   hearth.status(function(l) got = l end)
   H.wait_for(function() return got end, 10000, 'status')
   local text = table.concat(got, '\n')
-  H.ok(text:match('model: stories260K'), text)
+  H.ok(text:match('model: %S'), text)
   H.ok(text:match('completionsAccepted: %d'), text)
   io.stdout:write(text:gsub('\n', '; '):sub(1, 400) .. '\n')
 end)
