@@ -13,10 +13,13 @@ session="hearth-shot"
 # A private tmux server: nothing of the user's (or anyone's) sessions is touched.
 tmux() { command tmux -L "hearth-shot-$$" "$@"; }
 trap 'tmux kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
-cat >"$work/story.py" <<'PY'
-# A tiny story generator.
-def tell():
-    story = "Once upon a time, there was a little girl named Lily."
+cat >"$work/shapes.py" <<'PY'
+import math
+
+
+def circle_area(r):
+    return math.pi * r * r
+
 PY
 lua_cmd="$(printf "'%s'," "$@")"
 cat >"$work/init.lua" <<LUA
@@ -27,17 +30,17 @@ vim.cmd('syntax on')
 require('hearth').setup({ cmd = { ${lua_cmd%,} }, debounce_ms = 50 })
 LUA
 tmux new-session -d -s "$session" -x 92 -y 14 \
-  "env XDG_STATE_HOME=$work/state XDG_DATA_HOME=$work/data $nvim -u $work/init.lua -i NONE -n $work/story.py"
+  "env XDG_STATE_HOME=$work/state XDG_DATA_HOME=$work/data $nvim -u $work/init.lua -i NONE -n $work/shapes.py"
 for _ in $(seq 1 150); do   # Neovim's first screen (slow on a loaded machine)
   sleep 0.2
-  tmux capture-pane -t "$session" -p | grep -q 'tiny story' && break
+  tmux capture-pane -t "$session" -p | grep -q 'circle_area' && break
 done
 sleep 3   # the language client starts after the first screen
-tmux send-keys -t "$session" 'G' 'o' 'story += " She liked to'
-for _ in $(seq 1 100); do
+tmux send-keys -t "$session" 'G' 'o' 'def rectangle_area(w, h):' Enter
+for _ in $(seq 1 300); do
   sleep 0.2
-  # Done when the line after the typed text shows more than what was typed.
-  if tmux capture-pane -t "$session" -p | grep -q 'She liked to.\+'; then break; fi
+  # Done when something shows below the typed line: the ghost text (virtual lines).
+  if tmux capture-pane -t "$session" -p | grep -A1 'def rectangle_area' | tail -1 | grep -q '[a-z]'; then break; fi
 done
 sleep 0.3
 tmux capture-pane -t "$session" -p >"$out.txt"
