@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/ops_simd.h"
 #include "kernels/quant.h"
 
 namespace hearth::kernels {
@@ -22,16 +23,6 @@ constexpr int64_t k_min_tasks = 16;
 constexpr int64_t k_min_segment = 256;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-inline float dot(const float * a, const float * b, int64_t n) {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
-    float s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
 
 // Running state of one (token, query head): max score m, sum of exp l, unnormalised output acc.
 struct online_state {
@@ -68,6 +59,7 @@ inline const std::byte * slice(const void * base, size_t row_bytes, size_t head_
 void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
                  int64_t t0, int64_t t1, int64_t p0, int64_t p1, float * st) {
     thread_scratch & sc = local_scratch();
+    const simd::f32_kernels & vk = simd::active_f32_kernels();
     const int64_t D = s.head_dim;
     const size_t head_offset = row_size(kv.type, g * D);
     const bool direct = kv.type == tensor_type::f32;   // f32 slices are read in place
@@ -116,7 +108,7 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                 float * scores = sc.scores.data();
                 float m_chunk = -INFINITY;
                 for (int64_t i = 0; i < n_here; ++i) {
-                    scores[i] = dot(qh, kc + i * stride, D) * s.scale;
+                    scores[i] = vk.dot(qh, kc + i * stride, D) * s.scale;
                     m_chunk = std::fmax(m_chunk, scores[i]);
                 }
                 const float m_old = row[0];
@@ -124,15 +116,9 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                 // exp(-inf) = 0 drops the empty initial state.
                 const float correction = std::exp(m_old - m_new);
                 float * acc = row + 2;
-                if (correction != 1.0f)
-                    for (int64_t d = 0; d < D; ++d) acc[d] *= correction;
-                float l = row[1] * correction;
-                for (int64_t i = 0; i < n_here; ++i) {
-                    const float p = std::exp(scores[i] - m_new);
-                    l += p;
-                    const float * vi = vc + i * stride;
-                    for (int64_t d = 0; d < D; ++d) acc[d] += p * vi[d];
-                }
+                if (correction != 1.0f) vk.scale(acc, correction, D);
+                const float l = row[1] * correction + vk.exp_shifted(scores, m_new, scores, n_here);
+                for (int64_t i = 0; i < n_here; ++i) vk.axpy(scores[i], vc + i * stride, acc, D);
                 row[0] = m_new;
                 row[1] = l;
             }

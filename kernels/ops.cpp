@@ -6,11 +6,10 @@
 #include <memory>
 
 #include "kernels/fp16.h"
+#include "kernels/ops_simd.h"
 
 namespace hearth::kernels {
 namespace {
-
-inline float silu_1(float x) { return x / (1.0f + std::exp(-x)); }
 
 // ggml's GELU formula; ggml evaluates it through an fp16 table (below), which this fills.
 inline float gelu_tanh(float x) {
@@ -129,7 +128,7 @@ void softmax(const float * x, float * y, int64_t n_rows, int64_t n, float scale)
 }
 
 void silu(const float * x, float * y, size_t n) {
-    for (size_t i = 0; i < n; ++i) y[i] = silu_1(x[i]);
+    simd::active_f32_kernels().silu(x, y, static_cast<int64_t>(n));
 }
 
 void gelu(const float * x, float * y, size_t n) {
@@ -143,7 +142,7 @@ void gelu(const float * x, float * y, size_t n) {
 }
 
 void swiglu(const float * gate, const float * up, float * y, size_t n) {
-    for (size_t i = 0; i < n; ++i) y[i] = silu_1(gate[i]) * up[i];
+    simd::active_f32_kernels().swiglu(gate, up, y, static_cast<int64_t>(n));
 }
 
 void add(const float * a, const float * b, float * y, size_t n) {

@@ -6,6 +6,7 @@
 
 #include "kernels/fp16.h"
 #include "kernels/ops.h"
+#include "kernels/ops_simd.h"
 
 namespace k = hearth::kernels;
 
@@ -229,4 +230,52 @@ TEST_CASE("add, mul and add_row", "[kernels][ops]") {
     k::add_row(m.data(), bias.data(), 3, 5);
     for (int t = 0; t < 3; ++t)
         for (int i = 0; i < 5; ++i) REQUIRE(m[t * 5 + i] == 2.0f + i);
+}
+
+TEST_CASE("every ISA variant of the f32 vector primitives matches the portable one", "[kernels][ops]") {
+    namespace simd = hearth::kernels::simd;
+    namespace cpu = hearth::kernels::cpu;
+    const auto & ref = simd::f32_kernels_for(cpu::isa::scalar);
+    for (cpu::isa isa : cpu::available_isas()) {
+        const auto & v = simd::f32_kernels_for(isa);
+        INFO("isa " << cpu::isa_name(isa));
+        for (int64_t n : {1, 7, 8, 9, 31, 32, 33, 64, 100, 1000}) {
+            INFO("n " << n);
+            auto a = random_vec(static_cast<size_t>(n), 20, 3.0f);
+            const auto b = random_vec(static_cast<size_t>(n), 21, 3.0f);
+            // The whole range exp and silu see: very negative (underflow to 0), large positive.
+            if (n >= 9) { a[0] = -200.0f; a[1] = -87.0f; a[2] = 88.0f; a[3] = 80.0f; a[4] = -0.0f; a[5] = 1e-30f; }
+
+            double mag = 0;
+            for (int64_t i = 0; i < n; ++i) mag += std::fabs(double(a[i]) * b[i]);
+            REQUIRE(std::fabs(v.dot(a.data(), b.data(), n) - ref.dot(a.data(), b.data(), n)) <= 1e-6 * mag);
+
+            auto y1 = b, y2 = b;
+            v.axpy(0.37f, a.data(), y1.data(), n);
+            ref.axpy(0.37f, a.data(), y2.data(), n);
+            for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(y1[i] - y2[i]) <= 1e-6f * (std::fabs(y2[i]) + std::fabs(a[i])));
+            v.scale(y1.data(), -1.5f, n);
+            ref.scale(y2.data(), -1.5f, n);
+
+            std::vector<float> e1(static_cast<size_t>(n)), e2(static_cast<size_t>(n));
+            const float s1 = v.exp_shifted(a.data(), 2.0f, e1.data(), n);
+            const float s2 = ref.exp_shifted(a.data(), 2.0f, e2.data(), n);
+            for (int64_t i = 0; i < n; ++i) {
+                const float d = a[i] - 2.0f;   // the kernels subtract in f32
+                const double want = d < -87.33654f ? 0.0 : std::exp(double(d));
+                INFO("exp(" << a[i] - 2.0f << ") = " << e1[i] << ", want " << want);
+                REQUIRE(std::fabs(e1[i] - want) <= 3e-7 * want);   // ~2 ulp
+                REQUIRE(std::fabs(e2[i] - want) <= 3e-7 * want);
+            }
+            REQUIRE(std::fabs(s1 - s2) <= 1e-6f * s2);
+
+            std::vector<float> o1(static_cast<size_t>(n)), o2(static_cast<size_t>(n));
+            v.silu(a.data(), o1.data(), n);
+            ref.silu(a.data(), o2.data(), n);
+            for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 5e-7f * std::fabs(o2[i]) + 1e-37f);
+            v.swiglu(a.data(), b.data(), o1.data(), n);
+            ref.swiglu(a.data(), b.data(), o2.data(), n);
+            for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 5e-7f * std::fabs(o2[i]) + 1e-37f);
+        }
+    }
 }
