@@ -106,11 +106,9 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                 const float * qh = q + (t * s.n_head + h) * D;
                 float * row = st + ((t - t0) * s.group + j) * (D + 2);
                 float * scores = sc.scores.data();
+                vk.dot_rows(qh, kc, stride, n_here, D, s.scale, scores);
                 float m_chunk = -INFINITY;
-                for (int64_t i = 0; i < n_here; ++i) {
-                    scores[i] = vk.dot(qh, kc + i * stride, D) * s.scale;
-                    m_chunk = std::fmax(m_chunk, scores[i]);
-                }
+                for (int64_t i = 0; i < n_here; ++i) m_chunk = std::fmax(m_chunk, scores[i]);
                 const float m_old = row[0];
                 const float m_new = std::fmax(m_old, m_chunk);
                 // exp(-inf) = 0 drops the empty initial state.
@@ -118,7 +116,7 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                 float * acc = row + 2;
                 if (correction != 1.0f) vk.scale(acc, correction, D);
                 const float l = row[1] * correction + vk.exp_shifted(scores, m_new, scores, n_here);
-                for (int64_t i = 0; i < n_here; ++i) vk.axpy(scores[i], vc + i * stride, acc, D);
+                vk.weighted_sum(scores, vc, stride, n_here, D, acc);
                 row[0] = m_new;
                 row[1] = l;
             }

@@ -47,8 +47,19 @@ void swiglu_portable(const float * gate, const float * up, float * y, int64_t n)
     for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
-constexpr f32_kernels k_portable{cpu::isa::scalar, dot_portable,  axpy_portable,   scale_portable,
-                                 exp_shifted_portable, silu_portable, swiglu_portable};
+void dot_rows_portable(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float scale,
+                       float * out) {
+    for (int64_t i = 0; i < n_rows; ++i) out[i] = dot_portable(q, k + i * k_stride, d) * scale;
+}
+
+void weighted_sum_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d,
+                           float * acc) {
+    for (int64_t i = 0; i < n_rows; ++i) axpy_portable(p[i], v + i * v_stride, acc, d);
+}
+
+constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axpy_portable,
+                                 scale_portable,       exp_shifted_portable, silu_portable,
+                                 swiglu_portable,      dot_rows_portable,    weighted_sum_portable};
 
 }  // namespace
 

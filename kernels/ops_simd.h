@@ -23,6 +23,11 @@ struct f32_kernels {
     float (*exp_shifted)(const float * x, float shift, float * y, int64_t n);
     void (*silu)(const float * x, float * y, int64_t n);                          // x / (1 + exp(-x))
     void (*swiglu)(const float * gate, const float * up, float * y, int64_t n);   // silu(gate) * up
+    // out[i] = scale * (q . k[i]) for n_rows rows of k, each d floats, row i at k + i * k_stride.
+    void (*dot_rows)(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float scale,
+                     float * out);
+    // acc[0..d) += sum_i p[i] * v[i] over n_rows rows of v (row i at v + i * v_stride).
+    void (*weighted_sum)(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, float * acc);
 };
 
 // The portable variant for isa::scalar and any ISA without its own; defined for every isa.

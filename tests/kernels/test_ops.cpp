@@ -269,6 +269,30 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
             }
             REQUIRE(std::fabs(s1 - s2) <= 1e-6f * s2);
 
+            // Rows of d floats at a stride: q . k[i] and sum_i p[i] v[i], as attention uses them.
+            for (int64_t d : {8, 40, 64, 128}) {
+                const int64_t stride = d + 3;
+                const auto kv = random_vec(static_cast<size_t>(n * stride), 22);
+                const auto q = random_vec(static_cast<size_t>(d), 23);
+                std::vector<float> r1(static_cast<size_t>(n)), r2(static_cast<size_t>(n));
+                v.dot_rows(q.data(), kv.data(), stride, n, d, 0.125f, r1.data());
+                ref.dot_rows(q.data(), kv.data(), stride, n, d, 0.125f, r2.data());
+                for (int64_t i = 0; i < n; ++i) {
+                    double m = 0;
+                    for (int64_t j = 0; j < d; ++j) m += std::fabs(double(q[j]) * kv[i * stride + j]);
+                    REQUIRE(std::fabs(r1[i] - r2[i]) <= 1e-6 * 0.125 * m);
+                }
+                const auto p = random_vec(static_cast<size_t>(n), 24);
+                auto acc1 = random_vec(static_cast<size_t>(d), 25), acc2 = acc1;
+                v.weighted_sum(p.data(), kv.data(), stride, n, d, acc1.data());
+                ref.weighted_sum(p.data(), kv.data(), stride, n, d, acc2.data());
+                for (int64_t j = 0; j < d; ++j) {
+                    double m = std::fabs(acc2[j]);
+                    for (int64_t i = 0; i < n; ++i) m += std::fabs(double(p[i]) * kv[i * stride + j]);
+                    REQUIRE(std::fabs(acc1[j] - acc2[j]) <= 1e-6 * m);
+                }
+            }
+
             std::vector<float> o1(static_cast<size_t>(n)), o2(static_cast<size_t>(n));
             v.silu(a.data(), o1.data(), n);
             ref.silu(a.data(), o2.data(), n);

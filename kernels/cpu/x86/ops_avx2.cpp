@@ -118,11 +118,75 @@ void swiglu_avx2(const float * gate, const float * up, float * y, int64_t n) {
     for (; i < n; ++i) y[i] = gate[i] / (1.0f + exp1(-gate[i])) * up[i];
 }
 
+// Four rows at a time: each 8-float slice of q is loaded once for four rows, and the four
+// sums are reduced together.
+void dot_rows_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float scale,
+                   float * out) {
+    if (d % 8 != 0) {
+        for (int64_t i = 0; i < n_rows; ++i) out[i] = dot_avx2(q, k + i * k_stride, d) * scale;
+        return;
+    }
+    int64_t i = 0;
+    for (; i + 4 <= n_rows; i += 4) {
+        const float * k0 = k + i * k_stride;
+        const float * k1 = k0 + k_stride;
+        const float * k2 = k1 + k_stride;
+        const float * k3 = k2 + k_stride;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (int64_t j = 0; j < d; j += 8) {
+            const __m256 qj = _mm256_loadu_ps(q + j);
+            a0 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k0 + j), a0);
+            a1 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k1 + j), a1);
+            a2 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k2 + j), a2);
+            a3 = _mm256_fmadd_ps(qj, _mm256_loadu_ps(k3 + j), a3);
+        }
+        // [a0 a1 a2 a3] -> four sums in one 128-bit register.
+        const __m256 h01 = _mm256_hadd_ps(a0, a1);
+        const __m256 h23 = _mm256_hadd_ps(a2, a3);
+        const __m256 h = _mm256_hadd_ps(h01, h23);
+        const __m128 sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+        _mm_storeu_ps(out + i, _mm_mul_ps(sums, _mm_set1_ps(scale)));
+    }
+    for (; i < n_rows; ++i) out[i] = dot_avx2(q, k + i * k_stride, d) * scale;
+}
+
+// The accumulator stays in registers, 32 floats at a time, while the rows stream past.
+void weighted_sum_avx2(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, float * acc) {
+    int64_t j = 0;
+    for (; j + 32 <= d; j += 32) {
+        __m256 a0 = _mm256_loadu_ps(acc + j), a1 = _mm256_loadu_ps(acc + j + 8);
+        __m256 a2 = _mm256_loadu_ps(acc + j + 16), a3 = _mm256_loadu_ps(acc + j + 24);
+        for (int64_t i = 0; i < n_rows; ++i) {
+            const __m256 pi = _mm256_set1_ps(p[i]);
+            const float * vi = v + i * v_stride + j;
+            a0 = _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi), a0);
+            a1 = _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + 8), a1);
+            a2 = _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + 16), a2);
+            a3 = _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + 24), a3);
+        }
+        _mm256_storeu_ps(acc + j, a0);
+        _mm256_storeu_ps(acc + j + 8, a1);
+        _mm256_storeu_ps(acc + j + 16, a2);
+        _mm256_storeu_ps(acc + j + 24, a3);
+    }
+    for (; j + 8 <= d; j += 8) {
+        __m256 a0 = _mm256_loadu_ps(acc + j);
+        for (int64_t i = 0; i < n_rows; ++i)
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(p[i]), _mm256_loadu_ps(v + i * v_stride + j), a0);
+        _mm256_storeu_ps(acc + j, a0);
+    }
+    for (; j < d; ++j) {
+        float a = acc[j];
+        for (int64_t i = 0; i < n_rows; ++i) a += p[i] * v[i * v_stride + j];
+        acc[j] = a;
+    }
+}
+
 }  // namespace
 
 const f32_kernels & f32_kernels_avx2() {
-    static constexpr f32_kernels k{cpu::isa::avx2, dot_avx2,  axpy_avx2,  scale_avx2,
-                                   exp_shifted_avx2, silu_avx2, swiglu_avx2};
+    static constexpr f32_kernels k{cpu::isa::avx2,  dot_avx2,  axpy_avx2,     scale_avx2,       exp_shifted_avx2,
+                                   silu_avx2,       swiglu_avx2, dot_rows_avx2, weighted_sum_avx2};
     return k;
 }
 
