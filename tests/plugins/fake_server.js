@@ -8,7 +8,8 @@
 // Rules: inline completion returns `<word>_suggestion(1, 2)\nnext_line()` replacing the
 // identifier before the cursor (range from its start to the cursor); with no identifier
 // there, `fallback()` at the cursor; a line containing "slow" is answered after 1500 ms.
-// Items carry the daemon's accept command (hearth.acceptCompletion {uri, id}).
+// An invoked request (triggerKind 1) also gets `<word>_alternative()`. Items carry the
+// daemon's accept command (hearth.acceptCompletion {uri, id}).
 // Answers (hearth/chat, or workspace/executeCommand hearth.explain / .fix / .ask) stream
 // "Hello", " from", " the fake" 40 ms apart (400 ms when the prompt contains "slow"):
 // as partial results {text} for hearth/chat's partialResultToken, as work-done progress
@@ -54,7 +55,13 @@ function complete(params) {
                       arguments: [{ uri: params.textDocument.uri, id: String(++itemId) }] };
     if (!word) return { items: [{ insertText: 'fallback()', command }] };
     const start = { line: params.position.line, character: params.position.character - word[0].length };
-    return { items: [{ insertText: `${word[0]}_suggestion(1, 2)\nnext_line()`, range: { start, end: params.position }, command }] };
+    const items = [{ insertText: `${word[0]}_suggestion(1, 2)\nnext_line()`, range: { start, end: params.position }, command }];
+    // Invoked: a second candidate.
+    if (params.context.triggerKind === 1) {
+        items.push({ insertText: `${word[0]}_alternative()`, range: { start, end: params.position },
+                     command: { ...command, arguments: [{ uri: params.textDocument.uri, id: String(++itemId) }] } });
+    }
+    return { items };
 }
 let itemId = 0;
 

@@ -170,6 +170,48 @@ H.test('max_lines cuts the suggestion; typing through and Tab take the cut text'
   opts.max_lines = 8
 end)
 
+H.test('positions count UTF-16 code units on a line with multi-byte characters', function()
+  -- "é" is 2 bytes and 1 UTF-16 unit, "😀" 4 bytes and 2 UTF-16 units.
+  H.type('o# é😀 naïve = val', 10)
+  local shown = H.wait_for(ghost, 3000, 'ghost')
+  local req = last_of(log(), 'textDocument/inlineCompletion').params
+  local line = vim.api.nvim_get_current_line()
+  H.eq(vim.fn.strchars(line) + 1, req.position.character, 'position in UTF-16 units (the emoji counts twice)')
+  H.eq('_suggestion(1, 2)\nnext_line()', shown, 'ghost after multi-byte characters')
+  H.type('<Tab>')
+  H.eq('# é😀 naïve = val_suggestion(1, 2)', vim.trim(lines()[#lines() - 1]), 'accepted text after multi-byte characters')
+  local _, doc = H.request(client, 'fake/document', { uri = vim.uri_from_bufnr(buf) })
+  H.eq(table.concat(lines(), '\n') .. '\n', doc, 'the server holds the same text')
+  H.type('<Esc>')
+end)
+
+H.test('the trigger key asks for candidates; next and prev cycle through them', function()
+  opts.auto = false
+  H.type('owid', 200)
+  H.eq(nil, ghost(), 'no automatic request with auto = false')
+  H.type('<M-\\>')
+  H.eq('_suggestion(1, 2)\nnext_line()', H.wait_for(ghost, 3000, 'ghost'), 'first candidate')
+  H.eq(1, last_of(log(), 'textDocument/inlineCompletion').params.context.triggerKind, 'invoked')
+  local shows = count(log(), 'textDocument/didShowCompletion')
+  H.type('<M-n>')
+  H.eq('_alternative()', ghost(), 'second candidate')
+  H.type('<M-n>')
+  H.eq('_suggestion(1, 2)\nnext_line()', ghost(), 'wraps around')
+  H.type('<M-p>')
+  H.eq('_alternative()', ghost(), 'previous')
+  local l = log()
+  H.eq(shows + 3, count(l, 'textDocument/didShowCompletion'), 'each shown candidate reported')
+  local rejects = count(l, 'hearth/didReject')
+  H.type('<Tab>')
+  H.eq('wid_alternative()', vim.trim(lines()[#lines()]), 'the chosen candidate accepted')
+  l = log()
+  H.eq(rejects, count(l, 'hearth/didReject'), 'cycling rejects nothing')
+  H.eq(last_of(l, 'textDocument/didShowCompletion').params.item.command.arguments, last_of(l, 'workspace/executeCommand').params.arguments,
+    'the accept names the chosen item')
+  H.type('<Esc>')
+  opts.auto = true
+end)
+
 H.test(':HearthExplain streams the answer into a scratch split', function()
   local code_win = vim.api.nvim_get_current_win()
   vim.cmd('1,2HearthExplain')

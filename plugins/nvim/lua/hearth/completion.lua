@@ -103,10 +103,12 @@ local function limit_lines(s, n)
   return (table.concat(vim.list_slice(lines, 1, n), '\n'):gsub('%s+$', ''))
 end
 
--- Puts the first usable item of a reply on screen; the reply is for (row, col) at tick.
-local function show_item(client, bufnr, row, col, result)
+-- The usable items of a reply for the cursor at (row, col): each with its text, range
+-- start in bytes, the bytes it replaces after the cursor, and what is left to show.
+local function candidates(client, bufnr, row, col, result)
   local items = result and (result.items or result) or {}
   local enc = compat.offset_encoding(client)
+  local out = {}
   for _, item in ipairs(type(items) == 'table' and items or {}) do
     local insert = type(item.insertText) == 'table' and item.insertText.value or item.insertText
     if type(insert) == 'string' and insert ~= '' then
@@ -121,22 +123,43 @@ local function show_item(client, bufnr, row, col, result)
       local lines = vim.api.nvim_buf_get_lines(bufnr, start[1], row + 1, false)
       local rest = text.ghost(lines, row - start[1], col, insert, { 0, start[2] })
       if rest then
-        local shown = limit_lines(rest, opts.max_lines)
-        cur = {
-          bufnr = bufnr, uri = vim.uri_from_bufnr(bufnr), client_id = client.id, item = item,
-          text = insert, start = start, replace_bytes = replace_bytes,
-          -- insertText as it can be taken: cut to max_lines. `ghost` is what is left of it
-          -- after the cursor; accepted counts the bytes that accepts inserted.
-          shown = insert:sub(1, #insert - #rest) .. shown,
-          row = row, col = col, ghost = shown, accepted = 0,
-          tick = vim.api.nvim_buf_get_changedtick(bufnr),
-        }
-        render()
-        compat.notify(client, 'textDocument/didShowCompletion', { item = item })
-        return
+        out[#out + 1] = { item = item, insert = insert, start = start, replace_bytes = replace_bytes, rest = rest }
       end
     end
   end
+  return out
+end
+
+-- Puts candidate `index` of `list` on screen at (row, col).
+local function show_candidate(client, bufnr, row, col, list, index)
+  local c = list[index]
+  local shown = limit_lines(c.rest, opts.max_lines)
+  cur = {
+    bufnr = bufnr, uri = vim.uri_from_bufnr(bufnr), client_id = client.id, item = c.item,
+    text = c.insert, start = c.start, replace_bytes = c.replace_bytes,
+    -- insertText as it can be taken: cut to max_lines. `ghost` is what is left of it
+    -- after the cursor; accepted counts the bytes that accepts inserted.
+    shown = c.insert:sub(1, #c.insert - #c.rest) .. shown,
+    row = row, col = col, ghost = shown, accepted = 0,
+    tick = vim.api.nvim_buf_get_changedtick(bufnr),
+    candidates = list, index = index, origin = { row, col },
+  }
+  render()
+  compat.notify(client, 'textDocument/didShowCompletion', { item = c.item })
+end
+
+-- Shows the next (delta 1) or previous (-1) candidate of an invoked request, without
+-- reporting the one it replaces (the user is choosing). Only with the cursor where the
+-- request was made: the candidates were made for that point.
+function M.cycle(delta)
+  if not M.visible() or #cur.candidates < 2 or cur.accepted > 0 then return false end
+  local row, col = cursor()
+  if row ~= cur.origin[1] or col ~= cur.origin[2] then return false end
+  local client = compat.get_client(cur.client_id)
+  if not client then return false end
+  local n = #cur.candidates
+  show_candidate(client, cur.bufnr, row, col, cur.candidates, (cur.index - 1 + delta) % n + 1)
+  return true
 end
 
 -- kind: 1 = invoked (the user asked), 2 = automatic (typing).
@@ -168,7 +191,8 @@ function M.request(kind)
     local r, c = cursor()
     if r ~= row or c ~= col then return end
     finish(false)
-    show_item(client, bufnr, row, col, result)
+    local list = candidates(client, bufnr, row, col, result)
+    if #list > 0 then show_candidate(client, bufnr, row, col, list, 1) end
   end, bufnr)
   if ok then
     pending = { client = client, id = id, bufnr = bufnr }

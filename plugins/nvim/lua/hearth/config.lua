@@ -17,7 +17,9 @@ M.defaults = {
     accept_word = '<M-Right>',
     accept_line = '<M-Down>',
     dismiss = '<C-]>',
-    trigger = '<M-\\>',
+    trigger = '<M-\\>',              -- ask now: several candidates
+    next = '<M-n>',                   -- cycle through them
+    prev = '<M-p>',
   },
 }
 

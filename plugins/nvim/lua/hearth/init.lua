@@ -119,6 +119,8 @@ function M.setup(user_opts)
   map_when_visible(opts.keys.accept_word, completion.accept_word)
   map_when_visible(opts.keys.accept_line, completion.accept_line)
   map_when_visible(opts.keys.dismiss, function() completion.dismiss() return true end)
+  map_when_visible(opts.keys.next, function() return completion.cycle(1) end)
+  map_when_visible(opts.keys.prev, function() return completion.cycle(-1) end)
   if opts.keys.trigger then
     vim.keymap.set('i', opts.keys.trigger, function() completion.request(1) end, { desc = 'hearth: suggest' })
   end
@@ -170,6 +172,8 @@ M.accept_word = completion.accept_word
 M.accept_line = completion.accept_line
 M.dismiss = completion.dismiss
 M.suggest = function() return completion.request(1) end
+M.next = function() return completion.cycle(1) end
+M.prev = function() return completion.cycle(-1) end
 M.visible = completion.visible
 M.ghost_text = function(bufnr) return ghost.text(bufnr or vim.api.nvim_get_current_buf()) end
 
