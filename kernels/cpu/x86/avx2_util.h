@@ -19,18 +19,19 @@ inline float hsum(__m256 v) {
 inline float fp16(uint16_t h) { return _cvtsh_ss(h); }
 
 // 32 nibbles -> 32 bytes: the low nibbles of the 16 bytes first, then the high nibbles.
+// (One broadcast load, then the upper 128-bit lane alone shifted by 4: no cross-lane insert.)
 inline __m256i bytes_from_nibbles(const uint8_t * qs) {
-    const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i *>(qs));
-    const __m256i both = _mm256_insertf128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
-    return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(qs)));
+    const __m256i shifted = _mm256_srlv_epi64(both, _mm256_setr_epi64x(0, 0, 4, 4));
+    return _mm256_and_si256(shifted, _mm256_set1_epi8(0x0F));
 }
 
 // 32 bits -> 32 bytes: 0xFF where the bit is set, 0 elsewhere (byte i <- bit i).
 inline __m256i bytes_from_bits(const uint8_t * bits4) {
-    uint32_t x;
-    std::memcpy(&x, bits4, sizeof x);
+    // A broadcast straight from memory (vbroadcastss is a pure load, no shuffle port).
+    const __m256i all = _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float *>(bits4)));
     const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(x)), shuf);
+    __m256i bytes = _mm256_shuffle_epi8(all, shuf);
     bytes = _mm256_or_si256(bytes, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
     return _mm256_cmpeq_epi8(bytes, _mm256_set1_epi64x(-1));
 }
