@@ -10,7 +10,15 @@ export const calls = {
     clients: [] as Array<{ server: any; options: any }>,
     statusText: [] as string[],
     output: [] as string[],
+    shownDocuments: [] as string[],
 };
+// What the chat tests set: the question typed into the input box, and the notification's
+// cancel token.
+export const editorState = {
+    question: undefined as string | undefined,
+    progressToken: { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as any,
+};
+export { vscode };
 export const config: Record<string, unknown> = {};
 export const clientBehaviour = { startError: undefined as Error | undefined };
 
@@ -25,7 +33,12 @@ const vscode = {
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { Notification: 15 },
     ViewColumn: { Beside: -2 },
-    CancellationTokenSource: class { token = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) }; cancel() {} dispose() {} },
+    CancellationTokenSource: class {
+        private ls: Array<() => void> = [];
+        token = { isCancellationRequested: false, onCancellationRequested: (l: () => void) => { this.ls.push(l); return { dispose() {} }; } };
+        cancel() { if (!this.token.isCancellationRequested) { this.token.isCancellationRequested = true; for (const l of this.ls) l(); } }
+        dispose() {}
+    },
     Uri: { from: (o: any) => ({ ...o, toString: () => `${o.scheme}:${o.path}` }) },
     window: {
         createOutputChannel: () => ({ appendLine: (l: string) => calls.output.push(l), show() {}, dispose() {} }),
@@ -37,14 +50,20 @@ const vscode = {
         showErrorMessage: (m: string) => { calls.errors.push(m); return Promise.resolve(undefined); },
         showWarningMessage: (m: string) => { calls.errors.push(m); return Promise.resolve(undefined); },
         showInformationMessage: () => Promise.resolve(undefined),
+        showInputBox: () => Promise.resolve(editorState.question),
+        showTextDocument: (doc: any) => { calls.shownDocuments.push(doc.uri.toString()); return Promise.resolve(undefined); },
+        withProgress: (_o: any, task: (p: any, t: any) => Promise<unknown>) => task({}, editorState.progressToken),
         onDidChangeActiveTextEditor: () => ({ dispose() {} }),
-        activeTextEditor: undefined,
+        activeTextEditor: undefined as any,
     },
+    languages: { setTextDocumentLanguage: () => Promise.resolve(undefined) },
     workspace: {
         getConfiguration: () => ({ get: (k: string) => config[k] }),
         registerTextDocumentContentProvider: () => ({ dispose() {} }),
         onDidChangeConfiguration: () => ({ dispose() {} }),
         onDidChangeTextDocument: () => ({ dispose() {} }),
+        openTextDocument: (uri: any) => Promise.resolve({ uri }),
+        asRelativePath: (uri: any) => String(uri.path ?? uri).split('/').pop(),
     },
     commands: {
         registerCommand: (id: string) => { calls.commands.push(id); return { dispose() {} }; },
