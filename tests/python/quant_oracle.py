@@ -74,9 +74,10 @@ def write_random(outdir: Path):
     names = []
     for qtype in [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.Q2_K, T.Q3_K,
                   T.Q4_K, T.Q5_K, T.Q6_K, T.IQ4_NL, T.IQ4_XS]:
-        if qtype in (T.F32, T.F16, T.BF16):
-            width = {T.F32: 4, T.F16: 2, T.BF16: 2}[qtype]
-            raw = rng.integers(0, 256, size=(1, 4096 * width), dtype=np.uint8)
+        if qtype in (T.F16, T.BF16):   # every 16-bit pattern
+            raw = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.uint8).reshape(1, -1)
+        elif qtype == T.F32:
+            raw = rng.integers(0, 256, size=(1, 4096 * 4), dtype=np.uint8)
         else:
             raw = random_blocks(qtype, 96, rng)
         with np.errstate(all="ignore"):   # NaN/Inf scales are the point here
