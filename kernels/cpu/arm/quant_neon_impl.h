@@ -100,18 +100,30 @@ inline int32x4_t dot32v(const int8x16_t x0, const int8x16_t x1, const int8_t * y
     return Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y)), x1, vld1q_s8(y + 16));
 }
 
-template <class Dot, class L>
-float dot_q8_0(int64_t n, const void * w, const void * a) {
-    const auto * x = static_cast<const typename L::block *>(w);
-    const auto * y = static_cast<const block_q8_0 *>(a);
-    float32x4_t acc = vdupq_n_f32(0.0f);
+// One weight row against T q8_0 activation rows (T = 1 is vec_dot): the block is unpacked once
+// for all tokens, and each token runs the f32 operations of the one-token case (same bits).
+template <class Dot, class L, int T>
+void tile_q8_0(int64_t n, const typename L::block * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
+    float32x4_t acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = vdupq_n_f32(0.0f);
     for (int64_t i = 0; i < n / 32; ++i) {
         int8x16_t x0, x1;
         L::load(x[i], x0, x1);
-        const int32x4_t p = Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y[i].qs)), x1, vld1q_s8(y[i].qs + 16));
-        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(p), fp16_to_fp32(x[i].d) * fp16_to_fp32(y[i].d));
+        const float dx = fp16_to_fp32(x[i].d);
+        for (int t = 0; t < T; ++t) {
+            const block_q8_0 & y = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
+            const int32x4_t p = Dot::step(Dot::step(vdupq_n_s32(0), x0, vld1q_s8(y.qs)), x1, vld1q_s8(y.qs + 16));
+            acc[t] = vfmaq_n_f32(acc[t], vcvtq_f32_s32(p), dx * fp16_to_fp32(y.d));
+        }
     }
-    return vaddvq_f32(acc);
+    for (int t = 0; t < T; ++t) out[t * out_stride] = vaddvq_f32(acc[t]);
+}
+
+template <class Dot, class L>
+float dot_q8_0(int64_t n, const void * w, const void * a) {
+    float out;
+    tile_q8_0<Dot, L, 1>(n, static_cast<const typename L::block *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+    return out;
 }
 
 template <class Dot, class L>
@@ -138,29 +150,43 @@ inline int32_t k_mins_dot(const block_q8_K & y, const uint8_t * mins) {
     return s;
 }
 
-template <class Dot>
-float dot_q4_K(int64_t n, const void * w, const void * a) {
-    const auto * x = static_cast<const block_q4_K *>(w);
-    const auto * y = static_cast<const block_q8_K *>(a);
+template <class Dot, int T>
+void tile_q4_K(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     const uint8x16_t m4 = vdupq_n_u8(0x0F);
-    float sumf = 0.0f;
+    float sumf[T] = {};
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         uint8_t sc[8], mn[8];
         for (int j = 0; j < 8; ++j) k_scale_min(j, x[i].scales, sc[j], mn[j]);
-        const uint8_t * q4 = x[i].qs;
-        const int8_t * q8 = y[i].qs;
-        int32x4_t vsum = vdupq_n_s32(0);
-        for (int j = 0; j < 4; ++j, q4 += 32, q8 += 64) {
-            const uint8x16_t b0 = vld1q_u8(q4), b1 = vld1q_u8(q4 + 16);
-            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(s8(vandq_u8(b0, m4)), s8(vandq_u8(b1, m4)), q8), sc[2 * j]);
-            vsum = vmlaq_n_s32(vsum, dot32v<Dot>(s8(vshrq_n_u8(b0, 4)), s8(vshrq_n_u8(b1, 4)), q8 + 32), sc[2 * j + 1]);
+        const block_q8_K * y[T];
+        int32x4_t vsum[T];
+        for (int t = 0; t < T; ++t) {
+            y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
+            vsum[t] = vdupq_n_s32(0);
         }
-        const int32_t sumi = hsum_i32(vsum);
-        const float d = fp16_to_fp32(x[i].d) * y[i].d;
-        const float dmin = fp16_to_fp32(x[i].dmin) * y[i].d;
-        sumf += d * static_cast<float>(sumi) - dmin * static_cast<float>(k_mins_dot(y[i], mn));
+        for (int j = 0; j < 4; ++j) {
+            const uint8x16_t b0 = vld1q_u8(x[i].qs + 32 * j), b1 = vld1q_u8(x[i].qs + 32 * j + 16);
+            const int8x16_t l0 = s8(vandq_u8(b0, m4)), l1 = s8(vandq_u8(b1, m4));
+            const int8x16_t h0 = s8(vshrq_n_u8(b0, 4)), h1 = s8(vshrq_n_u8(b1, 4));
+            for (int t = 0; t < T; ++t) {
+                const int8_t * q8 = y[t]->qs + 64 * j;
+                vsum[t] = vmlaq_n_s32(vsum[t], dot32v<Dot>(l0, l1, q8), sc[2 * j]);
+                vsum[t] = vmlaq_n_s32(vsum[t], dot32v<Dot>(h0, h1, q8 + 32), sc[2 * j + 1]);
+            }
+        }
+        for (int t = 0; t < T; ++t) {
+            const float d = fp16_to_fp32(x[i].d) * y[t]->d;
+            const float dmin = fp16_to_fp32(x[i].dmin) * y[t]->d;
+            sumf[t] += d * static_cast<float>(hsum_i32(vsum[t])) - dmin * static_cast<float>(k_mins_dot(*y[t], mn));
+        }
     }
-    return sumf;
+    for (int t = 0; t < T; ++t) out[t * out_stride] = sumf[t];
+}
+
+template <class Dot>
+float dot_q4_K(int64_t n, const void * w, const void * a) {
+    float out;
+    tile_q4_K<Dot, 1>(n, static_cast<const block_q4_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+    return out;
 }
 
 template <class Dot>
@@ -196,21 +222,23 @@ float dot_q5_K(int64_t n, const void * w, const void * a) {
     return sumf;
 }
 
-template <class Dot>
-float dot_q6_K(int64_t n, const void * w, const void * a) {
-    const auto * x = static_cast<const block_q6_K *>(w);
-    const auto * y = static_cast<const block_q8_K *>(a);
+template <class Dot, int T>
+void tile_q6_K(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     const uint8x16_t m4 = vdupq_n_u8(0x0F);
     const uint8x16_t m3 = vdupq_n_u8(0x03);
     const int8x16_t m32 = vdupq_n_s8(32);
-    float sumf = 0.0f;
+    float sumf[T] = {};
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const uint8_t * ql = x[i].ql;
-        const uint8_t * qh = x[i].qh;
-        const int8_t * sc = x[i].scales;
-        const int8_t * q8 = y[i].qs;
-        int32x4_t vsum = vdupq_n_s32(0);
-        for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8, q8 += 128) {
+        const block_q8_K * y[T];
+        int32x4_t vsum[T];
+        for (int t = 0; t < T; ++t) {
+            y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
+            vsum[t] = vdupq_n_s32(0);
+        }
+        for (int half = 0; half < 2; ++half) {
+            const uint8_t * ql = x[i].ql + 64 * half;
+            const uint8_t * qh = x[i].qh + 32 * half;
+            const int8_t * sc = x[i].scales + 8 * half;
             for (int part = 0; part < 2; ++part) {   // elements l = 16 * part .. 16 * part + 15
                 const uint8x16_t lo = vld1q_u8(ql + 16 * part);
                 const uint8x16_t hi = vld1q_u8(ql + 32 + 16 * part);
@@ -219,16 +247,25 @@ float dot_q6_K(int64_t n, const void * w, const void * a) {
                 const int8x16_t q2 = vsubq_s8(s8(vorrq_u8(vandq_u8(hi, m4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 2), m3), 4))), m32);
                 const int8x16_t q3 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(lo, 4), vshlq_n_u8(vandq_u8(vshrq_n_u8(h, 4), m3), 4))), m32);
                 const int8x16_t q4 = vsubq_s8(s8(vorrq_u8(vshrq_n_u8(hi, 4), vshlq_n_u8(vshrq_n_u8(h, 6), 4))), m32);
-                const int8_t * y0 = q8 + 16 * part;
-                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q1, vld1q_s8(y0)), sc[part + 0]);
-                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q2, vld1q_s8(y0 + 32)), sc[part + 2]);
-                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q3, vld1q_s8(y0 + 64)), sc[part + 4]);
-                vsum = vmlaq_n_s32(vsum, Dot::step(vdupq_n_s32(0), q4, vld1q_s8(y0 + 96)), sc[part + 6]);
+                for (int t = 0; t < T; ++t) {
+                    const int8_t * y0 = y[t]->qs + 128 * half + 16 * part;
+                    vsum[t] = vmlaq_n_s32(vsum[t], Dot::step(vdupq_n_s32(0), q1, vld1q_s8(y0)), sc[part + 0]);
+                    vsum[t] = vmlaq_n_s32(vsum[t], Dot::step(vdupq_n_s32(0), q2, vld1q_s8(y0 + 32)), sc[part + 2]);
+                    vsum[t] = vmlaq_n_s32(vsum[t], Dot::step(vdupq_n_s32(0), q3, vld1q_s8(y0 + 64)), sc[part + 4]);
+                    vsum[t] = vmlaq_n_s32(vsum[t], Dot::step(vdupq_n_s32(0), q4, vld1q_s8(y0 + 96)), sc[part + 6]);
+                }
             }
         }
-        sumf += (fp16_to_fp32(x[i].d) * y[i].d) * static_cast<float>(hsum_i32(vsum));
+        for (int t = 0; t < T; ++t) sumf[t] += (fp16_to_fp32(x[i].d) * y[t]->d) * static_cast<float>(hsum_i32(vsum[t]));
     }
-    return sumf;
+    for (int t = 0; t < T; ++t) out[t * out_stride] = sumf[t];
+}
+
+template <class Dot>
+float dot_q6_K(int64_t n, const void * w, const void * a) {
+    float out;
+    tile_q6_K<Dot, 1>(n, static_cast<const block_q6_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+    return out;
 }
 
 template <class Dot>
@@ -352,21 +389,70 @@ float dot_float(int64_t n, const void * w, const void * a) {
     return sum;
 }
 
+// Row by row; tokens in groups of four. K<T>::run(n, row, a, a_stride, out, out_stride).
+template <class B, template <int> class K>
+void tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+           int64_t n_tokens, float * out, int64_t out_stride) {
+    const auto * ab = static_cast<const uint8_t *>(a);
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
+        int64_t t = 0;
+        for (; t + 4 <= n_tokens; t += 4) K<4>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
+        switch (n_tokens - t) {
+        case 3: K<3>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        case 2: K<2>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        case 1: K<1>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        default: break;
+        }
+    }
+}
+
+template <class Dot, class L>
+struct q8_0_kernels {
+    template <int T>
+    struct k {
+        static void run(int64_t n, const typename L::block * x, const uint8_t * a, size_t s, float * out, int64_t os) {
+            tile_q8_0<Dot, L, T>(n, x, a, s, out, os);
+        }
+    };
+    static void tile(int64_t n, const void * w, size_t ws, int64_t nr, const void * a, size_t as, int64_t nt, float * out, int64_t os) {
+        tiles<typename L::block, k>(n, w, ws, nr, a, as, nt, out, os);
+    }
+};
+
+template <class Dot>
+struct k_kernels {
+    template <int T>
+    struct q4 {
+        static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { tile_q4_K<Dot, T>(n, x, a, s, out, os); }
+    };
+    template <int T>
+    struct q6 {
+        static void run(int64_t n, const block_q6_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { tile_q6_K<Dot, T>(n, x, a, s, out, os); }
+    };
+    static void tile_q4(int64_t n, const void * w, size_t ws, int64_t nr, const void * a, size_t as, int64_t nt, float * out, int64_t os) {
+        tiles<block_q4_K, q4>(n, w, ws, nr, a, as, nt, out, os);
+    }
+    static void tile_q6(int64_t n, const void * w, size_t ws, int64_t nr, const void * a, size_t as, int64_t nt, float * out, int64_t os) {
+        tiles<block_q6_K, q6>(n, w, ws, nr, a, as, nt, out, os);
+    }
+};
+
 // Registers every NEON dot product of this translation unit's Dot step.
 template <class Dot>
 void add_dots(quant_kernels & table) {
     using tt = tensor_type;
-    set_vec_dot<dot_q8_0<Dot, q4_0_load>>(table, tt::q4_0);
-    set_vec_dot<dot_q8_0<Dot, q5_0_load>>(table, tt::q5_0);
-    set_vec_dot<dot_q8_0<Dot, q8_0_load>>(table, tt::q8_0);
-    set_vec_dot<dot_q8_0<Dot, iq4_nl_load>>(table, tt::iq4_nl);
+    set_vec_dot<dot_q8_0<Dot, q4_0_load>, vec_dot_rows_by_row<dot_q8_0<Dot, q4_0_load>>, q8_0_kernels<Dot, q4_0_load>::tile>(table, tt::q4_0);
+    set_vec_dot<dot_q8_0<Dot, q5_0_load>, vec_dot_rows_by_row<dot_q8_0<Dot, q5_0_load>>, q8_0_kernels<Dot, q5_0_load>::tile>(table, tt::q5_0);
+    set_vec_dot<dot_q8_0<Dot, q8_0_load>, vec_dot_rows_by_row<dot_q8_0<Dot, q8_0_load>>, q8_0_kernels<Dot, q8_0_load>::tile>(table, tt::q8_0);
+    set_vec_dot<dot_q8_0<Dot, iq4_nl_load>, vec_dot_rows_by_row<dot_q8_0<Dot, iq4_nl_load>>, q8_0_kernels<Dot, iq4_nl_load>::tile>(table, tt::iq4_nl);
     set_vec_dot<dot_q8_1<Dot, q4_1_load>>(table, tt::q4_1);
     set_vec_dot<dot_q8_1<Dot, q5_1_load>>(table, tt::q5_1);
     set_vec_dot<dot_q2_K<Dot>>(table, tt::q2_k);
     set_vec_dot<dot_q3_K<Dot>>(table, tt::q3_k);
-    set_vec_dot<dot_q4_K<Dot>>(table, tt::q4_k);
+    set_vec_dot<dot_q4_K<Dot>, vec_dot_rows_by_row<dot_q4_K<Dot>>, k_kernels<Dot>::tile_q4>(table, tt::q4_k);
     set_vec_dot<dot_q5_K<Dot>>(table, tt::q5_k);
-    set_vec_dot<dot_q6_K<Dot>>(table, tt::q6_k);
+    set_vec_dot<dot_q6_K<Dot>, vec_dot_rows_by_row<dot_q6_K<Dot>>, k_kernels<Dot>::tile_q6>(table, tt::q6_k);
     set_vec_dot<dot_iq4_xs<Dot>>(table, tt::iq4_xs);
 }
 
