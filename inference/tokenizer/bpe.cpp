@@ -67,9 +67,9 @@ void merge_word(const vocab::impl & v, std::string_view word, std::vector<token_
         if (left < 0 || right < 0) return;
         const token_id a = symbols[left].id;
         const token_id b = symbols[right].id;
-        const auto it = v.merges.find((uint64_t(uint32_t(a)) << 32) | uint32_t(b));
-        if (it == v.merges.end()) return;
-        queue.push({it->second.rank, left, a, b, it->second.merged});
+        const bpe_merge * m = v.merges.find(a, b);
+        if (!m) return;
+        queue.push({m->rank, left, a, b, m->merged});
     };
     for (int32_t i = 1; i < int32_t(symbols.size()); ++i) try_add(i - 1, i);
 

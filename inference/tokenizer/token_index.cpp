@@ -19,6 +19,11 @@ int32_t token_index::find(std::string_view text) const {
     }
 }
 
+void token_index::reserve(size_t n_tokens) {
+    offsets_.reserve(n_tokens + 1);
+    while (slots_.size() < 2 * n_tokens) grow();
+}
+
 void token_index::grow() {
     const size_t n = slots_.empty() ? 1024 : slots_.size() * 2;
     std::vector<slot> next(n);

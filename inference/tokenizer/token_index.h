@@ -14,6 +14,7 @@ namespace hearth::inference::tokenizer {
 
 class token_index {
 public:
+    void reserve(size_t n_tokens);
     // Adds the next id's text; returns the id already holding `text`, or -1 when it is new.
     int32_t add(std::string_view text);
     int32_t find(std::string_view text) const;   // -1 when absent

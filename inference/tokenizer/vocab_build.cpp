@@ -92,6 +92,7 @@ status build_tokens(vocab::impl & v, vocab_data & d) {
         return fail(k_types_key, ": ", uint64_t(d.token_types.size()), " entries for ", uint64_t(n), " tokens (expected one per token)");
     }
     v.tokens.resize(n);
+    v.text_to_id.reserve(n);
     size_t total_bytes = 0;
     for (size_t i = 0; i < n; ++i) {
         std::string text = std::move(d.tokens[i]);
@@ -162,6 +163,7 @@ status build_byte_tokens(vocab::impl & v) {
 status build_merges(vocab::impl & v, const vocab_data & d) {
     if (d.merges.empty()) return fail(k_merges_key, ": missing or empty (a BPE vocabulary needs merges)");
     v.merges.reserve(d.merges.size());
+    std::string joined;
     for (size_t i = 0; i < d.merges.size(); ++i) {
         const std::string & m = d.merges[i];
         const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
@@ -176,7 +178,8 @@ status build_merges(vocab::impl & v, const vocab_data & d) {
             return fail(k_merges_key, "[", uint64_t(i), "]: ", quoted(m), ": ", quoted(a == k_no_token ? left : right),
                         " is not a token");
         }
-        std::string joined = std::string(left) + std::string(right);
+        joined.assign(left);
+        joined.append(right);
         token_id merged = v.find_mergeable(joined);
         if (merged == k_no_token) {
             // Kept so encoding agrees with llama.cpp, which merges by text alone; a result that
@@ -190,7 +193,7 @@ status build_merges(vocab::impl & v, const vocab_data & d) {
             v.merged_bytes.push_back(std::move(*raw));
         }
         // The first (lowest-ranked) rule for a pair wins, as in llama.cpp.
-        v.merges.emplace((uint64_t(uint32_t(a)) << 32) | uint32_t(b), bpe_merge{int32_t(i), merged});
+        v.merges.insert(a, b, bpe_merge{int32_t(i), merged});
     }
     return {};
 }

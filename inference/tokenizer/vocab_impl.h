@@ -50,6 +50,50 @@ struct bpe_merge {
     token_id merged;
 };
 
+// (left id, right id) -> merge: open addressing, no per-entry allocation, one probe run
+// per lookup; the first rule for a pair is kept (llama.cpp keeps the lowest rank).
+class merge_table {
+public:
+    void reserve(size_t n) {
+        size_t cap = 16;
+        while (cap < 2 * n) cap *= 2;
+        slots_.assign(cap, slot{});
+    }
+    void insert(token_id a, token_id b, bpe_merge m) {
+        const uint64_t key = pack(a, b);
+        for (size_t i = mix(key) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i].m.rank < 0) {
+                slots_[i] = {key, m};
+                return;
+            }
+            if (slots_[i].key == key) return;
+        }
+    }
+    const bpe_merge * find(token_id a, token_id b) const {
+        if (slots_.empty()) return nullptr;
+        const uint64_t key = pack(a, b);
+        for (size_t i = mix(key) & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i].m.rank < 0) return nullptr;
+            if (slots_[i].key == key) return &slots_[i].m;
+        }
+    }
+
+private:
+    struct slot {
+        uint64_t key = 0;
+        bpe_merge m{-1, -1};
+    };
+    static uint64_t pack(token_id a, token_id b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
+    static uint64_t mix(uint64_t k) {   // splitmix64 finalizer: ids are dense, spread them
+        k ^= k >> 30;
+        k *= 0xbf58476d1ce4e5b9ull;
+        k ^= k >> 27;
+        k *= 0x94d049bb133111ebull;
+        return k ^ (k >> 31);
+    }
+    std::vector<slot> slots_;   // power-of-two size, at most half full
+};
+
 class word_cache {
 public:
     bool find(std::string_view word, std::vector<token_id> & out) const;
@@ -92,7 +136,7 @@ struct vocab::impl {
     std::array<bool, 128> spm_isolated{};
 
     // BPE only.
-    std::unordered_map<uint64_t, bpe_merge> merges;   // key: left id << 32 | right id
+    merge_table merges;
     std::vector<std::string> merged_bytes;            // raw bytes of merges outside the vocabulary
     std::optional<pre_tokenizer> pre_tok;
     word_cache cache;
