@@ -167,6 +167,8 @@ function M.status(on_done)
   end, vim.api.nvim_get_current_buf())
 end
 
+M._options = function() return opts end   -- for :checkhealth
+
 M.accept = completion.accept
 M.accept_word = completion.accept_word
 M.accept_line = completion.accept_line
