@@ -33,6 +33,8 @@ tensor_type vec_dot_type(tensor_type t);
 void quantize_row(tensor_type t, const float * src, void * dst, int64_t n);
 
 // sum_i w[i] * a[i] over a row of n elements: w of type wt, a of type vec_dot_type(wt).
+// `a` must come from quantize_row: the SIMD paths rely on its q8 quants never being -128
+// (weights may hold any value).
 float vec_dot(tensor_type wt, int64_t n, const void * w, const void * a);
 
 // out[r] = vec_dot(wt, n, w + r * w_stride_bytes, a) for r in [0, n_rows): one activation row

@@ -79,6 +79,25 @@ TEST_CASE("vec_dot: every ISA path matches the scalar reference", "[kernels][qua
     }
 }
 
+TEST_CASE("vec_dot q8_0: weights at -128 and +127 (the saturation edges) on every ISA", "[kernels][quant]") {
+    const int64_t n = 7 * 32;
+    auto w = test::random_weight_row(tensor_type::q8_0, n, 31u);
+    auto * blocks = reinterpret_cast<block_q8_0 *>(w.data());
+    for (int b = 0; b < 7; ++b) {
+        for (int j = 0; j < 32; ++j) blocks[b].qs[j] = static_cast<int8_t>((j + b) % 3 == 0 ? -128 : (j % 2 ? 127 : -127));
+    }
+    // Activations of full magnitude and both signs, as quantize_row makes them (never -128).
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = (i % 4 < 2 ? 1.0f : -1.0f) * (i % 5 == 0 ? 0.5f : 1.0f);
+    std::vector<uint8_t> a(row_size(tensor_type::q8_0, n));
+    quantize_row(tensor_type::q8_0, x.data(), a.data(), n);
+    const float want = scalar()[tensor_type::q8_0].vec_dot(n, w.data(), a.data());
+    for (cpu::isa isa : cpu::available_isas()) {
+        INFO("isa " << cpu::isa_name(isa));
+        CHECK(cpu::quant_kernels_for(isa)[tensor_type::q8_0].vec_dot(n, w.data(), a.data()) == Approx(want).epsilon(1e-6));
+    }
+}
+
 TEST_CASE("vec_dot matches a double-precision dot of the dequantized rows", "[kernels][quant]") {
     const int n_blocks = GENERATE(1, 7, 64);
     for (tensor_type t : k_weight_types) {
