@@ -101,26 +101,28 @@ std::vector<float> rope_reference(const std::vector<float> & x, int64_t n_tokens
 }  // namespace
 
 TEST_CASE("rope normal and neox rotate the right pairs by ggml's angles", "[kernels][ops]") {
-    const auto mode = GENERATE(k::rope_mode::normal, k::rope_mode::neox);
-    const int64_t head_dim = GENERATE(8, 64, 128);
-    const int32_t n_rot = static_cast<int32_t>(GENERATE_COPY(head_dim, head_dim / 2));
-    const float freq_scale = GENERATE(1.0f, 0.25f);
-    const k::rope_params p{n_rot, 10000.0f, freq_scale, mode};
     const int64_t n_tokens = 4, n_head = 3;
     const std::vector<int32_t> pos = {0, 1, 37, 4095};
-    const auto x = random_vec(static_cast<size_t>(n_tokens * n_head * head_dim), 6);
-    auto y = x;
-    k::rope(y.data(), n_tokens, n_head, head_dim, pos.data(), p);
-    const auto want = rope_reference(x, n_tokens, n_head, head_dim, pos, p);
-    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - want[i]) <= 2e-6f);
-    // Position 0 is the identity; dimensions past n_rot pass through untouched.
-    for (int64_t i = 0; i < n_head * head_dim; ++i) REQUIRE(y[i] == x[i]);
-    for (int64_t t = 0; t < n_tokens; ++t)
-        for (int64_t h = 0; h < n_head; ++h)
-            for (int64_t d = n_rot; d < head_dim; ++d) {
-                const size_t i = static_cast<size_t>((t * n_head + h) * head_dim + d);
-                REQUIRE(y[i] == x[i]);
-            }
+    for (auto mode : {k::rope_mode::normal, k::rope_mode::neox})
+        for (int64_t head_dim : {8, 64, 128})
+            for (int64_t n_rot : {head_dim, head_dim / 2})
+                for (float freq_scale : {1.0f, 0.25f}) {
+                    INFO("mode " << int(mode) << " head_dim " << head_dim << " n_rot " << n_rot << " scale " << freq_scale);
+                    const k::rope_params p{static_cast<int32_t>(n_rot), 10000.0f, freq_scale, mode};
+                    const auto x = random_vec(static_cast<size_t>(n_tokens * n_head * head_dim), 6);
+                    auto y = x;
+                    k::rope(y.data(), n_tokens, n_head, head_dim, pos.data(), p);
+                    const auto want = rope_reference(x, n_tokens, n_head, head_dim, pos, p);
+                    for (size_t i = 0; i < y.size(); ++i) REQUIRE(std::fabs(y[i] - want[i]) <= 2e-6f);
+                    // Position 0 is the identity; dimensions past n_rot pass through untouched.
+                    for (int64_t i = 0; i < n_head * head_dim; ++i) REQUIRE(y[i] == x[i]);
+                    for (int64_t t = 0; t < n_tokens; ++t)
+                        for (int64_t h = 0; h < n_head; ++h)
+                            for (int64_t d = n_rot; d < head_dim; ++d) {
+                                const size_t i = static_cast<size_t>((t * n_head + h) * head_dim + d);
+                                REQUIRE(y[i] == x[i]);
+                            }
+                }
 }
 
 TEST_CASE("rope: hand-computed values for both pair orders", "[kernels][ops]") {
