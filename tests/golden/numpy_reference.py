@@ -104,6 +104,7 @@ def main():
     ap.add_argument("--golden", help="completions.json (default: tests/golden/<model stem>/completions.json)")
     ap.add_argument("--tolerance", type=float, default=1.0,
                     help="largest allowed |llama.cpp - exact| over the top-10 logits (default 1.0)")
+    ap.add_argument("--only", help="check only the prompt of this name")
     args = ap.parse_args()
     model = args.model or subprocess.run([str(REPO / "scripts" / "fetch-model"), "--print-path"],
                                          check=True, capture_output=True, text=True).stdout.strip()
@@ -114,6 +115,8 @@ def main():
     ok = True
     worst_all = 0.0
     for r in data["results"]:
+        if args.only and r["name"] != args.only:
+            continue
         exact = m.forward(r["prompt_tokens"])
         top = r["steps"][0]["top"]
         diffs = [abs(logit - exact[i]) for i, logit in top]
@@ -124,7 +127,8 @@ def main():
         same_set = len(set(exact_top) & {i for i, _ in top})
         print(f"{r['name']:26s} {len(r['prompt_tokens']):4d} tokens: max |dlogit| over llama.cpp's top-10 "
               f"{worst:.4f}, mean {np.mean(diffs):.4f}; argmax {'same' if same_argmax else 'DIFFERENT'}; "
-              f"top-10 sets share {same_set}/10")
+              f"top-10 sets share {same_set}/10; exact top two {exact_top[0]} {exact[exact_top[0]]:.4f}, "
+              f"{exact_top[1]} {exact[exact_top[1]]:.4f}")
         ok &= same_argmax and worst <= args.tolerance
     print(f"worst |dlogit| {worst_all:.4f} (tolerance {args.tolerance})")
     return 0 if ok else 1
