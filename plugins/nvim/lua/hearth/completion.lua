@@ -12,7 +12,7 @@ local M = {}
 local opts               -- merged setup options
 local timer              -- debounce timer (one, restarted on each change)
 local pending            -- { client, id, bufnr } of the request in flight
-local cur                -- the suggestion on screen, see show_item
+local cur                -- the suggestion on screen, see show_candidate
 M.last_error = nil       -- the last failed request's message (for :HearthStatus)
 M.sent = {}              -- count of requests sent, by trigger kind (for tests and status)
 
