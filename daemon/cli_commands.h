@@ -13,5 +13,8 @@ struct cli_state {
 
 void add_model_commands(CLI::App & app, cli_state & state);     // hearth model info
 void add_version_command(CLI::App & app, cli_state & state);    // hearth version
+void add_daemon_command(CLI::App & app, cli_state & state);     // hearth daemon
+void add_lsp_command(CLI::App & app, cli_state & state);        // hearth lsp (the editor's stdio shim)
+void add_generate_commands(CLI::App & app, cli_state & state);  // hearth complete, hearth chat
 
 }  // namespace hearth::daemon

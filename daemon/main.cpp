@@ -10,6 +10,7 @@ int main(int argc, char ** argv) {
     hearth::daemon::cli_state state;
     hearth::daemon::add_version_command(app, state);
     hearth::daemon::add_model_commands(app, state);
+    hearth::daemon::add_generate_commands(app, state);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {

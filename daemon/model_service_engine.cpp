@@ -1,0 +1,239 @@
+// The model_service behind the daemon: the inference engine with one KV slot per document
+// (and per chat) in a session cache, FIM prompts from the model's own tokens, and the line
+// rules of inline completion.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <unistd.h>
+
+#include "daemon/model_service.h"
+#include "inference/completion_rules.h"
+#include "inference/fim.h"
+#include "inference/generate.h"
+#include "inference/loaded_model.h"
+#include "inference/session_cache.h"
+
+namespace hearth::daemon {
+namespace {
+
+using inference::token_id;
+
+stop_reason to_stop_reason(inference::finish_reason r) {
+    switch (r) {
+        case inference::finish_reason::end_of_generation: return stop_reason::end_of_generation;
+        case inference::finish_reason::max_tokens: return stop_reason::max_tokens;
+        case inference::finish_reason::context_full: return stop_reason::max_tokens;
+        case inference::finish_reason::time_budget: return stop_reason::time_budget;
+        case inference::finish_reason::stop_rule: return stop_reason::stop_rule;
+        case inference::finish_reason::cancelled: return stop_reason::cancelled;
+    }
+    return stop_reason::end_of_generation;
+}
+
+uint64_t physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
+// Drops whole lines from the far ends of the window until the prompt fits max_tokens:
+// prefix lines from the top, suffix lines from the bottom, keeping the prefix about 3x the
+// suffix (the text before the cursor says more about what comes next).
+result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab & v, inference::fim_input in,
+                                             size_t max_tokens) {
+    for (int round = 0; round < 64; ++round) {
+        auto prompt = inference::build_fim_prompt(v, in);
+        if (!prompt) return prompt.error();
+        if (prompt->size() <= max_tokens) return prompt;
+        if (!in.extra.empty()) {
+            in.extra.erase(in.extra.begin());  // oldest context first
+            continue;
+        }
+        const double over = static_cast<double>(prompt->size()) / static_cast<double>(max_tokens);
+        const bool cut_prefix = in.prefix.size() >= 3 * in.suffix.size();
+        std::string & part = cut_prefix ? in.prefix : in.suffix;
+        const size_t drop = std::max<size_t>(1, static_cast<size_t>(part.size() * (1.0 - 1.0 / over) * 1.1));
+        if (cut_prefix) {
+            const auto nl = in.prefix.find('\n', std::min(drop, in.prefix.size()));
+            in.prefix.erase(0, nl == std::string::npos ? std::min(drop, in.prefix.size()) : nl + 1);
+        } else {
+            const auto nl = in.suffix.rfind('\n', in.suffix.size() - std::min(drop, in.suffix.size()));
+            in.suffix.resize(nl == std::string::npos ? in.suffix.size() - std::min(drop, in.suffix.size()) : nl + 1);
+        }
+    }
+    return fail("the completion window does not fit the context of ", max_tokens, " tokens");
+}
+
+class engine_model_service final : public model_service {
+public:
+    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget)
+        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget) {
+        base_status_.loaded = true;
+        base_status_.model_name = lm_->name();
+        base_status_.model_path = lm_->path();
+        base_status_.architecture = lm_->mdl().hp().arch;
+        base_status_.mapped_bytes = lm_->file().file_size();
+        for (const auto & t : lm_->file().tensors()) base_status_.n_params += static_cast<uint64_t>(t.n_elements());
+        base_status_.n_ctx = lm_->n_ctx();
+        base_status_.cache_type = std::string(kernels::tensor_type_info(lm_->cache_type()).name);
+        base_status_.kv_budget_bytes = kv_budget;
+        const uint64_t full_slot = sessions_.bytes_for_positions(lm_->n_ctx());
+        base_status_.n_slots_max = static_cast<int32_t>(full_slot ? kv_budget / full_slot : 0);
+        base_status_.n_threads = lm_->pool().n_threads();
+        publish({});
+    }
+
+    result<completion> complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) override {
+        if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
+        if (req.n_candidates < 1 || req.n_candidates > 8) return fail("n_candidates ", req.n_candidates, " is outside [1, 8]");
+        const auto & voc = lm_->vocab();
+        inference::fim_input in;
+        in.prefix = req.prefix;
+        in.suffix = req.suffix;
+        in.path = req.uri;
+        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
+        const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+        auto prompt = fit_fim_prompt(voc, std::move(in), room);
+        if (!prompt) return prompt.error();
+
+        const auto deadline = std::chrono::steady_clock::now() + req.time_budget;
+        const auto mode = req.mode == completion_mode::multi_line ? inference::line_mode::multi_line
+                                                                   : inference::line_mode::single_line;
+        completion out;
+        for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
+            auto seq = sessions_.acquire(req.uri, static_cast<int32_t>(prompt->size()) + req.n_predict);
+            if (!seq) return seq.error();
+            std::vector<float> logits;
+            auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits);
+            if (!pf) return pf.error();
+            sessions_.record(*pf);
+            if (c == 0) {
+                out.timings.n_prompt_tokens = pf->n_prompt;
+                out.timings.n_cached_tokens = pf->n_reused;
+            }
+            out.timings.t_prompt_ms += pf->t_ms;
+
+            inference::generation_params params;
+            params.n_predict = req.n_predict;
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0) break;
+            params.time_budget = left;
+            params.sampling.temperature = c == 0 ? req.temperature : std::max(req.temperature, 0.7f);
+            params.sampling.seed = req.seed + static_cast<uint64_t>(c);
+            params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
+            auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
+                                           c == 0 ? on_piece : piece_callback{});
+            if (!gen) return gen.error();
+            out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
+            out.timings.t_generate_ms += gen->t_ms;
+            const bool duplicate = std::any_of(out.candidates.begin(), out.candidates.end(),
+                                               [&](const auto & k) { return k.text == gen->text; });
+            if (!duplicate && !gen->text.empty()) {
+                const double mean = gen->tokens.empty() ? 0 : gen->sum_logprob / static_cast<double>(gen->tokens.size());
+                out.candidates.push_back({gen->text, mean, to_stop_reason(gen->finish)});
+            }
+            if (gen->finish == inference::finish_reason::cancelled) break;
+        }
+        // The first (greedy) candidate stays first; the sampled ones are ranked by likelihood.
+        if (out.candidates.size() > 2)
+            std::stable_sort(out.candidates.begin() + 1, out.candidates.end(),
+                             [](const auto & a, const auto & b) { return a.mean_logprob > b.mean_logprob; });
+        publish(out.timings);
+        return out;
+    }
+
+    result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override {
+        if (!lm_->chat()) return lm_->chat().error();
+        if (req.n_predict < 1 || req.n_predict > 8192) return fail("n_predict ", req.n_predict, " is outside [1, 8192]");
+        std::vector<inference::chat_turn> turns;
+        for (const auto & m : req.messages) turns.push_back({m.role, m.content});
+        auto text = inference::render_chat(*lm_->chat(), turns);
+        if (!text) return text.error();
+        const auto prompt = lm_->vocab().tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
+        if (static_cast<int64_t>(prompt.size()) + req.n_predict > lm_->n_ctx())
+            return fail("the conversation (", prompt.size(), " tokens) and ", req.n_predict,
+                        " new tokens do not fit the context of ", lm_->n_ctx());
+        auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + req.n_predict);
+        if (!seq) return seq.error();
+        std::vector<float> logits;
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits);
+        if (!pf) return pf.error();
+        sessions_.record(*pf);
+        inference::generation_params params;
+        params.n_predict = req.n_predict;
+        params.time_budget = req.time_budget;
+        params.sampling.temperature = req.temperature;
+        params.sampling.seed = req.seed;
+        auto gen = inference::generate(lm_->eng(), lm_->vocab(), **seq, logits, params, stop, on_piece);
+        if (!gen) return gen.error();
+        chat_answer out;
+        out.text = gen->text;
+        out.stop = to_stop_reason(gen->finish);
+        out.timings.n_prompt_tokens = pf->n_prompt;
+        out.timings.n_cached_tokens = pf->n_reused;
+        out.timings.n_generated = static_cast<int32_t>(gen->tokens.size());
+        out.timings.t_prompt_ms = pf->t_ms;
+        out.timings.t_generate_ms = gen->t_ms;
+        publish(out.timings);
+        return out;
+    }
+
+    void release_document(std::string_view uri) override {
+        sessions_.erase(std::string(uri));
+        sessions_.erase("chat:" + std::string(uri));
+        publish(std::nullopt);
+    }
+
+    model_status status() const override {
+        std::lock_guard lock(status_mutex_);
+        return status_;
+    }
+
+private:
+    // Copies what status() reports, under the lock, so status() never waits for a generation.
+    void publish(std::optional<generation_timings> last) {
+        const auto st = sessions_.stats();
+        std::lock_guard lock(status_mutex_);
+        status_ = base_status_;
+        status_.kv_used_bytes = st.used_bytes;
+        status_.n_slots = st.n_slots;
+        if (last) last_ = *last;
+        status_.last = last_;
+        const int32_t evaluated = last_.n_prompt_tokens - last_.n_cached_tokens;
+        status_.prompt_tokens_per_s = last_.t_prompt_ms > 0 ? evaluated * 1000.0 / last_.t_prompt_ms : 0;
+        status_.generate_tokens_per_s = last_.t_generate_ms > 0 ? last_.n_generated * 1000.0 / last_.t_generate_ms : 0;
+    }
+
+    std::unique_ptr<inference::loaded_model> lm_;
+    inference::session_cache sessions_;
+    model_status base_status_;
+    generation_timings last_;
+    mutable std::mutex status_mutex_;
+    model_status status_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<model_service>> make_engine_model_service(const engine_options & opts) {
+    inference::load_options lo;
+    lo.model_path = opts.model_path;
+    lo.n_threads = opts.n_threads;
+    lo.cache_type = opts.cache_type;
+    lo.n_ctx = opts.n_ctx;
+    auto lm = inference::loaded_model::load(lo);
+    if (!lm) return lm.error();
+    uint64_t budget = opts.kv_budget_bytes;
+    if (budget == 0) {
+        // Default: a quarter of physical memory, at most 1 GiB — room for many files at a
+        // few MB each — and never less than one full-context slot.
+        const uint64_t phys = physical_memory_bytes();
+        budget = std::min<uint64_t>(phys ? phys / 4 : (1ull << 30), 1ull << 30);
+        const auto & hp = (*lm)->mdl().hp();
+        const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
+                                  static_cast<uint64_t>((*lm)->n_ctx());
+        budget = std::max(budget, one_slot);
+    }
+    return std::unique_ptr<model_service>(new engine_model_service(std::move(*lm), budget));
+}
+
+}  // namespace hearth::daemon
