@@ -7,6 +7,9 @@ namespace hearth::kernels::simd {
 #if defined(__x86_64__) || defined(_M_X64)
 const f32_kernels & f32_kernels_avx2();   // kernels/cpu/x86/ops_avx2.cpp
 #endif
+#if defined(__aarch64__)
+const f32_kernels & f32_kernels_neon();   // kernels/cpu/arm/ops_neon.cpp
+#endif
 
 namespace {
 
@@ -66,6 +69,9 @@ constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axp
 const f32_kernels & f32_kernels_for(cpu::isa i) {
 #if defined(__x86_64__) || defined(_M_X64)
     if (i == cpu::isa::avx2) return f32_kernels_avx2();
+#endif
+#if defined(__aarch64__)
+    if (i == cpu::isa::neon || i == cpu::isa::neon_dotprod) return f32_kernels_neon();
 #endif
     (void)i;
     return k_portable;

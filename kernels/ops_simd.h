@@ -1,7 +1,7 @@
 // Vector primitives over f32 arrays that ops.cpp and attention.cpp build on (dot, axpy, exp,
-// silu), with a portable version and ISA versions (kernels/cpu/x86/ops_avx2.cpp). The variant in
-// use follows the CPU dispatch's choice (cpu::active_isa(), so HEARTH_ISA caps it too); tests
-// compare every variant with the portable one.
+// silu), with a portable version and ISA versions (kernels/cpu/x86/ops_avx2.cpp,
+// kernels/cpu/arm/ops_neon.cpp). The variant in use follows the CPU dispatch's choice
+// (cpu::active_isa(), so HEARTH_ISA caps it too); tests compare every variant with the portable one.
 // Numerics: the ISA versions sum in a different order and use a polynomial exp (within 2 ulp of
 // expf), so results differ from the portable ones by float rounding only.
 // Thread-safety: immutable tables.
