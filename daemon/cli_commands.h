@@ -16,5 +16,6 @@ void add_version_command(CLI::App & app, cli_state & state);    // hearth versio
 void add_daemon_command(CLI::App & app, cli_state & state);     // hearth daemon
 void add_lsp_command(CLI::App & app, cli_state & state);        // hearth lsp (the editor's stdio shim)
 void add_generate_commands(CLI::App & app, cli_state & state);  // hearth complete, hearth chat
+void add_bench_commands(CLI::App & app, cli_state & state);     // hearth bench, hearth bench trace
 
 }  // namespace hearth::daemon

@@ -88,6 +88,7 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"threads", integer(F(threads), 0, 1024)},
         {"cache-type", string(F(cache_type))},
         {"kv-budget", bytes(F(kv_budget_bytes))},
+        {"runtime-dir", string(F(runtime_dir))},
         {"socket", string(F(socket_path))},
         {"tcp", integer(F(tcp_port), -1, 65535)},
         {"listen-any", boolean(F(listen_any))},

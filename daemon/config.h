@@ -45,7 +45,8 @@ struct daemon_config {
     int32_t threads = 0;                  // 0: the engine picks
     std::string cache_type = "q8_0";
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
-    std::string socket_path;              // "": default_socket_path(); "none": no Unix socket
+    std::string runtime_dir;              // "": default_runtime_dir(); holds socket, token, port, locks
+    std::string socket_path;              // "": <runtime dir>/hearth.sock; "none": no Unix socket
     int32_t tcp_port = -1;                // -1: no TCP; 0: any free port (logged, and written to the runtime dir)
     bool listen_any = false;              // TCP on all interfaces instead of loopback
     bool stdio = false;                   // serve one client on stdin/stdout

@@ -66,8 +66,10 @@ struct fim_request {
     int32_t n_predict = 64;                  // max generated tokens per candidate
     std::chrono::milliseconds time_budget{1000};  // wall time for the whole call
     int32_t n_candidates = 1;                // >1: distinct candidates, best first
-    float temperature = 0.0f;                // 0: greedy for the first candidate
-    uint64_t seed = 42;                      // for candidates after the first
+    // The first candidate is always greedy; the others are sampled at this temperature
+    // (with this seed) and must differ from the ones before them.
+    float temperature = 0.7f;
+    uint64_t seed = 42;
 };
 
 struct generation_timings {

@@ -62,6 +62,19 @@ result<file_lock> file_lock::acquire(const std::string & path) {
     return file_lock(fd);
 }
 
+result<file_lock> file_lock::try_acquire(const std::string & path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return fail("lock file ", path, ": ", std::strerror(errno));
+    while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno == EINTR) continue;
+        const int e = errno;
+        ::close(fd);
+        if (e == EWOULDBLOCK) return fail("lock file ", path, ": held by another process");
+        return fail("lock file ", path, ": flock: ", std::strerror(e));
+    }
+    return file_lock(fd);
+}
+
 file_lock & file_lock::operator=(file_lock && o) noexcept {
     if (this != &o) {
         if (fd_ >= 0) ::close(fd_);

@@ -29,6 +29,8 @@ status ensure_private_dir(const std::string & path);
 class file_lock {
 public:
     static result<file_lock> acquire(const std::string & path);   // blocks until held
+    // Does not wait: an error if another process holds it (the message says so).
+    static result<file_lock> try_acquire(const std::string & path);
     file_lock(file_lock && o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
     file_lock & operator=(file_lock && o) noexcept;
     ~file_lock();

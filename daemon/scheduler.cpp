@@ -109,6 +109,21 @@ void scheduler::cancel_owner(uint64_t owner) {
         if (e.j.dropped) e.j.dropped(drop_reason::cancelled);
 }
 
+void scheduler::cancel_key(const std::string & key) {
+    if (key.empty()) return;
+    std::vector<entry> taken;
+    {
+        std::lock_guard lock(mu_);
+        bool stopped_running = false;
+        take_matching_locked([&key](const job & j) { return j.supersede_key == key; }, taken, stopped_running);
+        if (stopped_running) ++stats_.cancelled_running;
+        stats_.cancelled_queued += taken.size();
+    }
+    cv_.notify_all();
+    for (auto & e : taken)
+        if (e.j.dropped) e.j.dropped(drop_reason::cancelled);
+}
+
 void scheduler::stop() {
     std::deque<entry> taken;
     {

@@ -85,6 +85,8 @@ public:
 
     // Cancels every queued or running job of this owner (a connection that went away).
     void cancel_owner(uint64_t owner);
+    // Cancels every queued or running job with this supersede key (its document changed).
+    void cancel_key(const std::string & key);
 
     // Drops all queued jobs (dropped(shutdown)), stops the running one and joins the worker.
     // Idempotent. After it, submit() fails.

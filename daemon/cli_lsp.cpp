@@ -1,0 +1,194 @@
+// `hearth lsp`: the stdio entry point editors spawn. It connects to the running daemon's
+// Unix socket, or starts the daemon if none runs, and relays bytes both ways until either
+// side closes. It never parses the protocol, so every editor shares one daemon and model.
+// Two editors starting at the same moment are serialised by an flock on
+// <runtime dir>/hearth.lock: the second one finds the first one's daemon when it gets the
+// lock. The daemon is started detached (double fork + setsid, so it outlives the editor)
+// and reports readiness through a pipe (HEARTH_READY_FD) instead of being polled for.
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/cli_commands.h"
+#include "daemon/config.h"
+#include "daemon/logging.h"
+#include "daemon/runtime_dir.h"
+
+namespace hearth::daemon {
+
+namespace {
+
+struct lsp_flags {
+    std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level;
+    int start_timeout_ms = 30000;
+    bool no_start = false;
+};
+
+int connect_unix(const std::string & path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (path.size() >= sizeof addr.sun_path) return -1;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool write_all(int fd, const char * p, size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+// Starts `hearth daemon` detached and waits until it listens (or fails). The daemon's
+// stdio goes to /dev/null: it logs to its log file.
+status start_daemon(const lsp_flags & f, const std::string & socket, int timeout_ms) {
+    int ready[2];
+    if (::pipe2(ready, O_CLOEXEC) != 0) return fail("pipe: ", std::strerror(errno));
+    std::vector<std::string> args = {"hearth", "daemon", "--socket", socket};
+    if (f.model) args.insert(args.end(), {"--model", *f.model});
+    if (f.runtime_dir) args.insert(args.end(), {"--runtime-dir", *f.runtime_dir});
+    if (f.config) args.insert(args.end(), {"--config", *f.config});
+    if (f.log_file) args.insert(args.end(), {"--log-file", *f.log_file});
+    if (f.log_level) args.insert(args.end(), {"--log-level", *f.log_level});
+    const pid_t child = ::fork();
+    if (child < 0) return fail("fork: ", std::strerror(errno));
+    if (child == 0) {
+        // Intermediate child: new session, fork the daemon, exit, so the daemon is
+        // re-parented to init and never becomes the editor's zombie.
+        ::setsid();
+        const pid_t daemon_pid = ::fork();
+        if (daemon_pid != 0) ::_exit(daemon_pid < 0 ? 1 : 0);
+        const int null = ::open("/dev/null", O_RDWR);
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        const int wfd = ::fcntl(ready[1], F_DUPFD, 3);   // without CLOEXEC: survives exec
+        ::setenv("HEARTH_READY_FD", std::to_string(wfd).c_str(), 1);
+        std::vector<char *> argv;
+        for (auto & a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv("/proc/self/exe", argv.data());
+        ::_exit(127);
+    }
+    ::close(ready[1]);
+    int st = 0;
+    ::waitpid(child, &st, 0);
+    pollfd p{ready[0], POLLIN, 0};
+    int r;
+    do r = ::poll(&p, 1, timeout_ms);
+    while (r < 0 && errno == EINTR);
+    char byte = 0;
+    const ssize_t n = r > 0 ? ::read(ready[0], &byte, 1) : 0;
+    ::close(ready[0]);
+    if (r == 0) return fail("the daemon did not report ready within ", timeout_ms, " ms");
+    if (n != 1) return fail("the daemon exited during start-up (see its log, ", default_log_file(), ")");
+    return {};
+}
+
+int run_lsp_command(const lsp_flags & f) {
+    daemon_config cfg;
+    const bool explicit_config = f.config.has_value();
+    if (auto s = load_config_file(explicit_config ? *f.config : default_config_file(), explicit_config, cfg); !s) {
+        std::fprintf(stderr, "hearth lsp: %s\n", s.message().c_str());
+        return 2;
+    }
+    // stdout is the editor's protocol stream: logs go to stderr (editors show it) only.
+    (void)setup_logging(f.log_level.value_or("warn"), "", true);
+    const std::string runtime = f.runtime_dir.value_or(cfg.runtime_dir.empty() ? default_runtime_dir() : cfg.runtime_dir);
+    std::string socket = f.socket.value_or(cfg.socket_path);
+    if (socket.empty() || socket == "none") socket = runtime + "/hearth.sock";
+
+    int fd = connect_unix(socket);
+    if (fd < 0) {
+        if (f.no_start) {
+            spdlog::error("no daemon is listening on {} (and --no-start was given)", socket);
+            return 1;
+        }
+        if (auto s = ensure_private_dir(runtime); !s) {
+            spdlog::error("{}", s.message());
+            return 1;
+        }
+        auto lock = file_lock::acquire(lock_path(runtime));
+        if (!lock) {
+            spdlog::error("{}", lock.message());
+            return 1;
+        }
+        fd = connect_unix(socket);   // another editor may have started it while we waited
+        if (fd < 0) {
+            if (auto s = start_daemon(f, socket, f.start_timeout_ms); !s) {
+                spdlog::error("starting the daemon: {}", s.message());
+                return 1;
+            }
+            fd = connect_unix(socket);
+        }
+        if (fd < 0) {
+            spdlog::error("cannot connect to {}: {}", socket, std::strerror(errno));
+            return 1;
+        }
+    }
+    // stdin -> daemon on a helper thread; daemon -> stdout here. When the editor closes
+    // stdin, the write side is shut down so the daemon sees the end of the stream.
+    std::thread up([fd] {
+        char buf[64 * 1024];
+        for (;;) {
+            const ssize_t n = ::read(0, buf, sizeof buf);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0 || !write_all(fd, buf, static_cast<size_t>(n))) break;
+        }
+        ::shutdown(fd, SHUT_WR);
+    });
+    up.detach();
+    char buf[64 * 1024];
+    for (;;) {
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (!write_all(1, buf, static_cast<size_t>(n))) break;
+    }
+    return 0;
+}
+
+}  // namespace
+
+void add_lsp_command(CLI::App & app, cli_state & state) {
+    auto * cmd = app.add_subcommand("lsp", "Language server on stdio for editors: relays to the daemon, starting it if needed");
+    auto f = std::make_shared<lsp_flags>();
+    cmd->add_option("--model", f->model, "GGUF model for a daemon this command starts");
+    cmd->add_option("--socket", f->socket, "The daemon's Unix socket");
+    cmd->add_option("--runtime-dir", f->runtime_dir, "Private directory for the socket, token and locks");
+    cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
+    cmd->add_option("--log-file", f->log_file, "Log file of a daemon this command starts");
+    cmd->add_option("--log-level", f->log_level, "Log level (the shim's and a started daemon's)");
+    cmd->add_option("--start-timeout-ms", f->start_timeout_ms, "How long to wait for a started daemon")->check(CLI::Range(100, 600000));
+    cmd->add_flag("--no-start", f->no_start, "Only connect; fail if no daemon runs");
+    cmd->callback([f, &state] { state.exit_code = run_lsp_command(*f); });
+}
+
+}  // namespace hearth::daemon

@@ -1,0 +1,396 @@
+// The daemon server in-process with the scripted model double, driven through its real
+// transports (Unix socket and loopback TCP) with raw JSON-RPC.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include "daemon/auth.h"
+#include "daemon/daemon_server.h"
+#include "tests/daemon/scripted_model.h"
+#include "tests/daemon/test_client.h"
+
+using namespace hearth::daemon;
+using namespace hearth::daemon::testing;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+std::string make_temp_dir() {
+    char tmpl[] = "/tmp/hearth-d-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    return tmpl;
+}
+
+struct running_daemon {
+    scripted_model * model = nullptr;
+    std::unique_ptr<daemon_server> server;
+    std::thread thread;
+    int exit_code = -1;
+    std::string dir;
+
+    explicit running_daemon(daemon_config cfg = {}, std::chrono::milliseconds per_token = 1ms) {
+        dir = make_temp_dir();
+        cfg.runtime_dir = dir + "/run";
+        if (cfg.tcp_port < 0) cfg.tcp_port = 0;
+        cfg.io_threads = 2;
+        auto m = std::make_unique<scripted_model>();
+        m->per_token = per_token;
+        model = m.get();
+        server = std::make_unique<daemon_server>(cfg, std::move(m));
+        auto s = server->start();
+        INFO((s ? std::string() : s.message()));
+        REQUIRE(s);
+        thread = std::thread([this] { exit_code = server->run(); });
+    }
+    ~running_daemon() { stop(); }
+    void stop() {
+        if (!thread.joinable()) return;
+        server->request_stop();
+        thread.join();
+    }
+    test_client unix_client() {
+        auto c = test_client::connect_unix(server->socket_path());
+        REQUIRE(c);
+        return std::move(*c);
+    }
+    test_client tcp_client(bool authenticate = true) {
+        auto c = test_client::connect_tcp(server->tcp_port());
+        REQUIRE(c);
+        if (authenticate) {
+            auto tok = read_token_file(token_path(server->runtime_dir()));
+            REQUIRE(tok);
+            { const bool sent_ = static_cast<bool>(c->notify("hearth/auth", {{"token", *tok}})); REQUIRE(sent_); }
+        }
+        return std::move(*c);
+    }
+};
+
+json::value ok_result(test_client & c, int64_t id) {
+    auto r = c.reply_to(id);
+    REQUIRE(r);
+    INFO(json::serialize(*r));
+    REQUIRE(r->as_object().contains("result"));
+    return r->as_object().at("result");
+}
+
+int64_t error_code(test_client & c, int64_t id, std::chrono::milliseconds timeout = 5s) {
+    auto r = c.reply_to(id, timeout);
+    REQUIRE(r);
+    INFO(json::serialize(*r));
+    REQUIRE(r->as_object().contains("error"));
+    return r->as_object().at("error").at("code").as_int64();
+}
+
+void initialize(test_client & c) {
+    { const bool sent_ = static_cast<bool>(c.request(1, "initialize", {{"processId", nullptr}, {"capabilities", json::object{}}})); REQUIRE(sent_); }
+    auto r = ok_result(c, 1);
+    REQUIRE(r.as_object().contains("capabilities"));
+    REQUIRE(c.notify("initialized"));
+}
+
+void open_doc(test_client & c, const std::string & uri, const std::string & text, const std::string & lang = "cpp") {
+    { const bool sent_ = static_cast<bool>(c.notify("textDocument/didOpen",
+                     {{"textDocument", {{"uri", uri}, {"languageId", lang}, {"version", 1}, {"text", text}}}})); REQUIRE(sent_); }
+}
+
+json::object completion_params(const std::string & uri, int line, int ch, int trigger = 1) {
+    return {{"textDocument", {{"uri", uri}}},
+            {"position", {{"line", line}, {"character", ch}}},
+            {"context", {{"triggerKind", trigger}}}};
+}
+
+json::object chat_params(const std::string & uri, const std::string & prompt, json::value token = nullptr) {
+    json::object p{{"textDocument", {{"uri", uri}}},
+                   {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 1}, {"character", 0}}}}},
+                   {"prompt", prompt}};
+    if (!token.is_null()) p["partialResultToken"] = token;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("daemon: socket and runtime directory are private", "[daemon][transport]") {
+    running_daemon d;
+    struct stat st {};
+    REQUIRE(::stat(d.server->socket_path().c_str(), &st) == 0);
+    CHECK(S_ISSOCK(st.st_mode));
+    CHECK((st.st_mode & 0777) == 0600);
+    REQUIRE(::stat(d.server->runtime_dir().c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0700);
+    REQUIRE(::stat(token_path(d.server->runtime_dir()).c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    // A second daemon on the same socket is refused, and the first keeps serving.
+    daemon_config cfg;
+    cfg.runtime_dir = d.server->runtime_dir();
+    daemon_server second(cfg, nullptr);
+    auto s = second.start();
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("already serving"));
+    auto c = d.unix_client();
+    initialize(c);
+    d.stop();
+    CHECK(::stat(d.server->socket_path().c_str(), &st) != 0);   // removed at shutdown
+    CHECK(::stat(token_path(d.server->runtime_dir()).c_str(), &st) != 0);
+}
+
+TEST_CASE("daemon: lifecycle and inline completion over the Unix socket", "[daemon][transport]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/a.cpp";
+    open_doc(c, uri, "int main() {\n    int x = 1;\n    return x\n}\n");
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params(uri, 2, 12, 1)));
+    auto r = ok_result(c, 2);
+    const auto & items = r.at("items").as_array();
+    REQUIRE(items.size() == 3);   // Invoked: several distinct candidates
+    CHECK(items[0].at("insertText").as_string() == "ok0_40_3");
+    CHECK(items[1].at("insertText").as_string() == "ok1_40_3");
+    CHECK(items[0].at("range").at("start").at("line").as_int64() == 2);
+    CHECK(items[0].at("range").at("start").at("character").as_int64() == 12);
+    CHECK(items[0].at("command").at("command").as_string() == "hearth.acceptCompletion");
+    CHECK(d.model->last_fim().prefix == "int main() {\n    int x = 1;\n    return x");
+    CHECK(d.model->last_fim().mode == completion_mode::single_line);
+
+    // Automatic: one candidate; multi-line after an opening bracket, suffix repeat trimmed.
+    { const bool sent_ = static_cast<bool>(c.notify("textDocument/didChange",
+                     {{"textDocument", {{"uri", uri}, {"version", 2}}},
+                      {"contentChanges", json::array{{{"text", "void f() {\n}\n"}}}}})); REQUIRE(sent_); }
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params(uri, 0, 10, 2)));
+    auto r3 = ok_result(c, 3);
+    REQUIRE(r3.at("items").as_array().size() == 1);
+    CHECK(r3.at("items").at(0).at("insertText").as_string() == "\n    body0();");
+    CHECK(d.model->last_fim().mode == completion_mode::multi_line);
+
+    REQUIRE(c.request(4, "hearth/status"));
+    auto st = ok_result(c, 4);
+    CHECK(st.at("model").as_string() == "scripted");
+    CHECK(st.at("mappedBytes").as_int64() == 1234);
+
+    REQUIRE(c.request(5, "shutdown", nullptr));
+    ok_result(c, 5);
+    REQUIRE(c.notify("exit", nullptr));
+    CHECK(c.wait_closed());
+}
+
+TEST_CASE("daemon: UTF-16 positions with non-ASCII text", "[daemon][transport]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/u.py";
+    open_doc(c, uri, "s = \"h\xC3\xA9llo \xF0\x9F\x99\x82\" + ", "python");   // "héllo 🙂"
+    // UTF-16: s = "héllo 🙂" + | is at 4 + 1 + 5 + 1 + 2 + 1 + 3 = 17
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params(uri, 0, 17, 2)));
+    auto r = ok_result(c, 2);
+    CHECK(d.model->last_fim().prefix == "s = \"h\xC3\xA9llo \xF0\x9F\x99\x82\" + ");
+    CHECK(r.at("items").at(0).at("range").at("start").at("character").as_int64() == 17);
+}
+
+TEST_CASE("daemon: TCP requires the token before anything else", "[daemon][transport][auth]") {
+    running_daemon d;
+    SECTION("no auth: initialize first closes the connection unanswered") {
+        auto c = d.tcp_client(false);
+        { const bool sent_ = static_cast<bool>(c.request(1, "initialize", {{"capabilities", json::object{}}})); REQUIRE(sent_); }
+        CHECK_FALSE(c.next(2s));
+        CHECK(c.closed());
+    }
+    SECTION("wrong token") {
+        auto c = d.tcp_client(false);
+        { const bool sent_ = static_cast<bool>(c.notify("hearth/auth", {{"token", std::string(64, '0')}})); REQUIRE(sent_); }
+        CHECK(c.wait_closed());
+    }
+    SECTION("an HTTP request is refused") {
+        auto c = d.tcp_client(false);
+        { const bool sent_ = static_cast<bool>(c.send_raw("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}")); REQUIRE(sent_); }
+        CHECK(c.wait_closed());
+    }
+    SECTION("right token, as a request, then LSP in the same write") {
+        auto c = test_client::connect_tcp(d.server->tcp_port());
+        REQUIRE(c);
+        auto tok = read_token_file(token_path(d.server->runtime_dir()));
+        REQUIRE(tok);
+        const std::string auth = json::serialize(json::value{{"jsonrpc", "2.0"}, {"id", 0}, {"method", "hearth/auth"}, {"params", {{"token", *tok}}}});
+        const std::string init = json::serialize(json::value{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"}, {"params", {{"capabilities", json::object{}}}}});
+        REQUIRE(c->send_raw("Content-Length: " + std::to_string(auth.size()) + "\r\n\r\n" + auth + "Content-Length: " +
+                            std::to_string(init.size()) + "\r\n\r\n" + init));
+        CHECK(ok_result(*c, 0).is_null());
+        CHECK(ok_result(*c, 1).as_object().contains("capabilities"));
+    }
+}
+
+TEST_CASE("daemon: hearth/status answers in milliseconds while a chat generates", "[daemon][scheduler]") {
+    running_daemon d({}, 20ms);   // 20 ms per token: the chat runs for seconds
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/long.cpp";
+    open_doc(c, uri, "int f();\nint g();\n");
+    REQUIRE(c.request(2, "hearth/chat", chat_params(uri, "explain everything in great detail please", "tok")));
+    auto st = std::chrono::steady_clock::now();
+    while (!d.model->running() && std::chrono::steady_clock::now() - st < 2s) std::this_thread::sleep_for(1ms);
+    REQUIRE(d.model->running());
+    auto status_client = d.unix_client();
+    initialize(status_client);
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(status_client.request(9, "hearth/status"));
+    auto s = ok_result(status_client, 9);
+    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(ms < 200);
+    CHECK(s.at("jobsRunning").as_bool());   // `extra` is merged into the result object
+    CHECK(d.model->running());   // the chat is still going
+    // Cancel it: answered -32800 at its next token, long before it would finish.
+    const auto t1 = std::chrono::steady_clock::now();
+    { const bool sent_ = static_cast<bool>(c.notify("$/cancelRequest", {{"id", 2}})); REQUIRE(sent_); }
+    CHECK(error_code(c, 2) == -32800);
+    CHECK(std::chrono::steady_clock::now() - t1 < 1s);
+    // Pieces were streamed as $/progress with the partial result token before the cancel.
+    bool progress = false;
+    for (const auto & m : c.skipped)
+        if (m.as_object().contains("method") && m.at("method").as_string() == "$/progress") {
+            progress = true;
+            CHECK(m.at("params").at("token").as_string() == "tok");
+        }
+    CHECK(progress);
+}
+
+TEST_CASE("daemon: chat streams and answers the whole text", "[daemon][chat]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/c.cpp";
+    open_doc(c, uri, "int add(int a, int b) { return a - b; }\n");
+    REQUIRE(c.request(2, "hearth/chat", chat_params(uri, "why \xC3\xA9?", 7)));
+    auto r = ok_result(c, 2);
+    std::string streamed;
+    for (const auto & m : c.skipped)
+        if (m.at("method").as_string() == "$/progress") streamed += m.at("params").at("value").at("text").as_string();
+    CHECK(r.at("text").as_string() == streamed);
+    CHECK_THAT(std::string(r.at("text").as_string()), Catch::Matchers::StartsWith("echo: why \xC3\xA9?"));
+    CHECK_THAT(d.model->last_chat().messages.back().content, Catch::Matchers::Contains("int add(int a, int b)"));
+
+    // hearth.explain as a command.
+    json::object arg{{"textDocument", {{"uri", uri}}},
+                     {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 10}}}}}};
+    json::object cmd{{"command", "hearth.explain"}, {"arguments", json::array{arg}}};
+    REQUIRE(c.request(3, "workspace/executeCommand", cmd));
+    auto r3 = ok_result(c, 3);
+    CHECK_THAT(std::string(r3.at("text").as_string()), Catch::Matchers::Contains("Explain"));
+}
+
+TEST_CASE("daemon: a newer completion for the same document cancels the older one", "[daemon][scheduler]") {
+    running_daemon d({}, 5ms);
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/n.cpp";
+    open_doc(c, uri, "int x = \n");
+    for (int i = 0; i < 5; ++i) REQUIRE(c.request(10 + i, "textDocument/inlineCompletion", completion_params(uri, 0, 8, 2)));
+    for (int i = 0; i < 4; ++i) CHECK(error_code(c, 10 + i) == -32800);
+    auto last = ok_result(c, 14);
+    CHECK(last.at("items").as_array().size() == 1);
+    CHECK(d.model->n_complete() <= 2);   // the burst was debounced, not computed five times
+}
+
+TEST_CASE("daemon: overload is answered busy, never queued without bound", "[daemon][scheduler]") {
+    daemon_config cfg;
+    cfg.limits.max_queued = 2;
+    cfg.chat.max_tokens = 20;   // 20 pieces of 30 ms: each accepted chat takes 0.6 s
+    running_daemon d(cfg, 30ms);
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/b.cpp";
+    open_doc(c, uri, "x\n");
+    for (int i = 0; i < 6; ++i) REQUIRE(c.request(10 + i, "hearth/chat", chat_params(uri, "q")));
+    int busy = 0, ok = 0;
+    for (int i = 0; i < 6; ++i) {
+        auto r = c.reply_to(10 + i, 10s);
+        REQUIRE(r);
+        if (r->as_object().contains("error")) {
+            ++busy;
+            CHECK_THAT(std::string(r->at("error").at("message").as_string()), Catch::Matchers::Contains("server busy"));
+        } else {
+            ++ok;
+        }
+    }
+    CHECK(busy >= 3);
+    CHECK(ok + busy == 6);
+}
+
+TEST_CASE("daemon: a client vanishing mid-stream frees its work", "[daemon][transport]") {
+    running_daemon d({}, 20ms);
+    {
+        auto c = d.unix_client();
+        initialize(c);
+        open_doc(c, "file:///w/v.cpp", "int v;\n");
+        REQUIRE(c.request(2, "hearth/chat", chat_params("file:///w/v.cpp", "a long question that takes a while to echo back", "p")));
+        auto first = c.next(2s);   // the first streamed piece: generation is under way
+        REQUIRE(first);
+        CHECK(first->at("method").as_string() == "$/progress");
+    }   // closed without shutdown
+    const auto t0 = std::chrono::steady_clock::now();
+    while (d.model->n_stopped() == 0 && std::chrono::steady_clock::now() - t0 < 2s) std::this_thread::sleep_for(5ms);
+    CHECK(d.model->n_stopped() == 1);
+    // and its document was released in the engine (no other connection has it open)
+    while (d.model->released().empty() && std::chrono::steady_clock::now() - t0 < 2s) std::this_thread::sleep_for(5ms);
+    CHECK(d.model->released() == std::vector<std::string>{"file:///w/v.cpp"});
+}
+
+TEST_CASE("daemon: a slow sender is disconnected after the partial-message timeout", "[daemon][transport]") {
+    daemon_config cfg;
+    cfg.limits.partial_message_timeout_ms = 300;
+    running_daemon d(cfg);
+    auto c = d.unix_client();
+    initialize(c);
+    const auto t0 = std::chrono::steady_clock::now();
+    { const bool sent_ = static_cast<bool>(c.send_raw("Content-Length: 100\r\n\r\n{\"jsonrpc\":")); REQUIRE(sent_); }
+    CHECK(c.wait_closed(3s));
+    const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(ms >= 250);
+    CHECK(ms < 2000);
+    // TCP: the auth message has the same deadline.
+    auto t = d.tcp_client(false);
+    REQUIRE(t.send_raw("Content-Len"));
+    CHECK(t.wait_closed(3s));
+}
+
+TEST_CASE("daemon: shutdown answers what is in flight and removes the socket", "[daemon][transport]") {
+    running_daemon d({}, 20ms);
+    auto c = d.unix_client();
+    initialize(c);
+    open_doc(c, "file:///w/s.cpp", "s\n");
+    REQUIRE(c.request(2, "hearth/chat", chat_params("file:///w/s.cpp", "a question long enough to still run at shutdown", "p")));
+    REQUIRE(c.request(3, "hearth/chat", chat_params("file:///w/s.cpp", "queued behind it")));
+    auto first = c.next(2s);
+    REQUIRE(first);
+    CHECK(first->at("method").as_string() == "$/progress");
+    d.stop();
+    CHECK(d.exit_code == 0);
+    CHECK(error_code(c, 2) == -32800);
+    CHECK(error_code(c, 3) == -32800);
+    CHECK(c.wait_closed());
+    struct stat st {};
+    CHECK(::stat(d.server->socket_path().c_str(), &st) != 0);
+}
+
+TEST_CASE("daemon: malformed input gets errors, fatal framing closes only that connection", "[daemon][transport]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    { const bool sent_ = static_cast<bool>(c.send_raw("Content-Length: 5\r\n\r\n{nope")); REQUIRE(sent_); }
+    auto r = c.next();
+    REQUIRE(r);
+    CHECK(r->at("error").at("code").as_int64() == -32700);
+    { const bool sent_ = static_cast<bool>(c.request(5, "textDocument/inlineCompletion", {{"textDocument", 3}})); REQUIRE(sent_); }
+    CHECK(error_code(c, 5) == -32602);
+    REQUIRE(c.request(6, "textDocument/inlineCompletion", completion_params("file:///not/open", 0, 0)));
+    CHECK(error_code(c, 6) == -32602);
+    auto other = d.unix_client();
+    initialize(other);
+    { const bool sent_ = static_cast<bool>(c.send_raw("Content-Length: 2\r\nX-Evil: 1\r\n\r\n{}")); REQUIRE(sent_); }
+    CHECK(c.wait_closed());
+    REQUIRE(other.request(2, "hearth/status"));
+    ok_result(other, 2);   // the daemon and the other client are unaffected
+}
