@@ -126,7 +126,9 @@ void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stri
                 _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 6), m2), 4)),
             };
-            const __m256i dup = _mm256_permute2x128_si256(all_scales, all_scales, j == 0 ? 0x00 : 0x11);
+            // The 8 scales of this half in both 128-bit lanes (the permute needs an immediate).
+            const __m256i dup = j == 0 ? _mm256_permute2x128_si256(all_scales, all_scales, 0x00)
+                                       : _mm256_permute2x128_si256(all_scales, all_scales, 0x11);
             __m256i sc[4];
             for (int k = 0; k < 4; ++k) sc[k] = pair_i16(dup, k);
             for (int t = 0; t < T; ++t) {
