@@ -9,6 +9,8 @@ int main(int argc, char ** argv) {
     app.require_subcommand(1);
     hearth::daemon::cli_state state;
     hearth::daemon::add_version_command(app, state);
+    hearth::daemon::add_daemon_command(app, state);
+    hearth::daemon::add_lsp_command(app, state);
     hearth::daemon::add_model_commands(app, state);
     hearth::daemon::add_generate_commands(app, state);
     try {
