@@ -166,8 +166,21 @@ struct temp_dir {
     }
 };
 
+// 'text' for the shell (the paths here have no quotes in them).
+std::string quoted(const std::string & text) {
+    std::string q;
+    q += '\'';
+    q += text;
+    q += '\'';
+    return q;
+}
+
 void run_python(const std::string & script, const std::string & args) {
-    const std::string cmd = std::string("'") + HEARTH_PYTHON + "' '" + HEARTH_SOURCE_DIR + "/tests/python/" + script + "' " + args;
+    std::string cmd = quoted(HEARTH_PYTHON);
+    cmd += ' ';
+    cmd += quoted(std::string(HEARTH_SOURCE_DIR) + "/tests/python/" + script);
+    cmd += ' ';
+    cmd += args;
     INFO("running " << cmd);
     REQUIRE(std::system(cmd.c_str()) == 0);
 }
@@ -176,7 +189,7 @@ void run_python(const std::string & script, const std::string & args) {
 
 TEST_CASE("gguf: files written by the gguf package read back value for value", "[inference][gguf]") {
     temp_dir dir;
-    run_python("write_gguf_samples.py", "'" + dir.path.string() + "'");
+    run_python("write_gguf_samples.py", quoted(dir.path.string()));
     for (const char * name : {"every_type", "aligned_256", "metadata_only"}) {
         INFO("sample " << name);
         auto f = gguf_file::open((dir.path / (std::string(name) + ".gguf")).string());
@@ -206,10 +219,11 @@ TEST_CASE("gguf: every fixture file reads as the gguf package reads it", "[infer
     for (const char * v : {"llama-spm", "phi-3", "gpt-2", "starcoder", "deepseek-coder"})
         files.push_back(fixtures / "tokenizer" / (std::string("ggml-vocab-") + v + ".gguf"));
     temp_dir dir;
-    std::string args = "'" + dir.path.string() + "'";
+    std::string args = quoted(dir.path.string());
     for (const auto & p : files) {
         REQUIRE(fs::exists(p));
-        args += " '" + p.string() + "'";
+        args += ' ';
+        args += quoted(p.string());
     }
     run_python("dump_gguf.py", args);
     for (const auto & p : files) {
@@ -246,8 +260,11 @@ TEST_CASE("gguf: downloaded models read as the gguf package reads them", "[infer
         return;
     }
     temp_dir dir;
-    std::string args = "'" + dir.path.string() + "'";
-    for (const auto & p : models) args += " '" + p.string() + "'";
+    std::string args = quoted(dir.path.string());
+    for (const auto & p : models) {
+        args += ' ';
+        args += quoted(p.string());
+    }
     run_python("dump_gguf.py", args);
     for (const auto & p : models) {
         INFO("model " << p.string());
