@@ -162,7 +162,9 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     const int64_t n_tasks = n_head_kv * s.n_token_blocks * s.n_segments;
     pool.parallel_for(n_tasks, [&](int64_t task, int) {
         const int64_t seg = task % s.n_segments;
-        const int64_t tb = (task / s.n_segments) % s.n_token_blocks;
+        // Later token blocks see more positions (causal): hand them out first, so the last tasks
+        // are the short ones and the threads finish together.
+        const int64_t tb = s.n_token_blocks - 1 - (task / s.n_segments) % s.n_token_blocks;
         const int64_t g = task / (s.n_segments * s.n_token_blocks);
         const int64_t t0 = tb * k_tokens_per_task, t1 = std::min(t0 + k_tokens_per_task, n_tokens);
         const int64_t p0 = seg * s.segment_len, p1 = p0 + s.segment_len;
