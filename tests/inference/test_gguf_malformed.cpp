@@ -213,7 +213,8 @@ TEST_CASE("gguf: every malformed file is refused with its reason", "[inference][
         INFO("rule: " << c.rule);
         const std::vector<uint8_t> bytes = c.make();
         auto f = gguf_file::from_memory(bytes);
-        REQUIRE_FALSE(f.has_value());
+        CHECK_FALSE(f.has_value());
+        if (f.has_value()) continue;  // reported above; go on with the other rules
         INFO("error: " << f.message());
         CHECK(f.message().find("at offset ") != std::string::npos);
         for (const auto & frag : c.fragments) CHECK(f.message().find(frag) != std::string::npos);
