@@ -20,6 +20,8 @@ struct fim_window {
     std::string suffix;   // from the cursor to the end of line (cursor line + suffix_lines), EOL included
 };
 
+// At least prefix_lines / suffix_lines lines, with the edges on a grid of half those counts
+// (see the .cpp), so consecutive keystrokes share the prompt's head.
 fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines);
 
 // multi_line when the cursor ends its line's content (only closing brackets or spaces after

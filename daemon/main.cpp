@@ -13,6 +13,7 @@ int main(int argc, char ** argv) {
     hearth::daemon::add_lsp_command(app, state);
     hearth::daemon::add_model_commands(app, state);
     hearth::daemon::add_generate_commands(app, state);
+    hearth::daemon::add_bench_commands(app, state);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {
