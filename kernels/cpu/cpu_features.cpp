@@ -3,18 +3,34 @@
 #if defined(__aarch64__) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 namespace hearth::kernels::cpu {
 namespace {
 
 cpu_features detect() {
     cpu_features f;
-#if defined(__x86_64__) || defined(_M_X64)
-    __builtin_cpu_init();
-    f.avx2 = __builtin_cpu_supports("avx2");
-    f.fma = __builtin_cpu_supports("fma");
-    f.f16c = __builtin_cpu_supports("f16c");
-    f.bmi2 = __builtin_cpu_supports("bmi2");
+#if defined(__x86_64__)
+    // CPUID directly: clang's __builtin_cpu_supports does not know "f16c", and the OS must
+    // also save the YMM registers (OSXSAVE + XCR0) for any AVX path to be usable.
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return f;
+    const bool osxsave = (c >> 27) & 1, avx = (c >> 28) & 1;
+    bool ymm_saved = false;
+    if (osxsave) {
+        unsigned lo = 0, hi = 0;
+        __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        ymm_saved = (lo & 0x6) == 0x6;
+    }
+    const bool avx_ok = avx && ymm_saved;
+    f.fma = avx_ok && ((c >> 12) & 1);
+    f.f16c = avx_ok && ((c >> 29) & 1);
+    if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+        f.avx2 = avx_ok && ((b >> 5) & 1);
+        f.bmi2 = (b >> 8) & 1;
+    }
 #elif defined(__aarch64__)
     f.neon = true;   // Advanced SIMD is mandatory in ARMv8-A
 #if defined(__linux__)
