@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include "daemon/model_service.h"

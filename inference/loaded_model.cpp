@@ -20,7 +20,12 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
                     mdl->hp().n_vocab, " rows");
     auto cache_type = parse_cache_type(opts.cache_type);
     if (!cache_type) return cache_type.error();
-    if (auto s = check_cache_type(*cache_type, mdl->hp().head_dim); !s) return s.error();
+    std::string warning;
+    if (auto s = check_cache_type(*cache_type, mdl->hp().head_dim); !s) {
+        if (!opts.cache_type_fallback) return s.error();
+        warning = s.message() + "; using f16";
+        cache_type = kernels::tensor_type::f16;
+    }
     if (opts.n_ctx < 0) return fail("context size ", opts.n_ctx, " is negative");
     if (opts.n_batch < 1 || opts.n_batch > 4096) return fail("batch size ", opts.n_batch, " is outside [1, 4096]");
 
@@ -41,6 +46,7 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     auto name = lm->file_.get_string("general.name");
     lm->name_ = name && *name ? std::string(**name) : std::filesystem::path(opts.model_path).filename().string();
     lm->path_ = opts.model_path;
+    lm->warning_ = std::move(warning);
     return lm;
 }
 

@@ -27,6 +27,9 @@ struct load_options {
     int32_t n_ctx = 0;                // 0: the model's trained context, capped at k_default_ctx_cap
     int32_t n_batch = 256;
     std::string chat_template;        // empty: detect from the file
+    // A quantized cache type needs head sizes that are whole blocks (32); with this set, a
+    // model whose heads are not uses f16 instead (warning()) rather than refusing to load.
+    bool cache_type_fallback = false;
 };
 
 inline constexpr int32_t k_default_ctx_cap = 8192;
@@ -46,6 +49,8 @@ public:
     const result<chat_format> & chat() const { return chat_; }
     const std::string & name() const { return name_; }
     const std::string & path() const { return path_; }
+    // What load() changed from the options (empty when nothing), for the caller to log.
+    const std::string & warning() const { return warning_; }
 
 
 private:
@@ -61,6 +66,7 @@ private:
     result<chat_format> chat_ = fail("no chat template");
     std::string name_;
     std::string path_;
+    std::string warning_;
 };
 
 }  // namespace hearth::inference
