@@ -270,6 +270,13 @@ void run_attention(benchmark::State & state, tensor_type t, int64_t n_tokens, in
     state.counters["GFLOP_per_cpu_s"] = gflop / cpu_s;
 }
 
+// The fixed cost of one parallel op: an empty run() on 2 threads (the worker spinning, as it is
+// between the ops of a forward pass).
+void BM_pool_empty_run(benchmark::State & state) {
+    auto & pool = pool_of(2);
+    for (auto _ : state) pool.run([](int, int) {});
+}
+
 struct type_name {
     tensor_type t;
     const char * name;
@@ -284,6 +291,7 @@ constexpr type_name k_prefill_types[] = {
 };
 
 const bool registered = [] {
+    benchmark::RegisterBenchmark("pool_empty_run/threads:2", BM_pool_empty_run)->UseRealTime();
     benchmark::RegisterBenchmark("read_bandwidth_1GiB/threads:1", BM_read_bandwidth)->Arg(1)->UseRealTime()->MinTime(1.0);
     benchmark::RegisterBenchmark("read_bandwidth_1GiB/threads:2", BM_read_bandwidth)->Arg(2)->UseRealTime()->MinTime(1.0);
     for (const auto & tn : k_matvec_types)
