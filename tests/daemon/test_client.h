@@ -98,16 +98,25 @@ public:
     // Skips messages (notifications, other replies) until the reply to `id`; they are kept in
     // `skipped` for the caller.
     std::optional<boost::json::value> reply_to(int64_t id, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+        auto is_reply = [id](const boost::json::value & m) {
+            if (!m.is_object() || !m.as_object().contains("id") || m.as_object().contains("method")) return false;
+            const auto & v = m.as_object().at("id");
+            return v.is_int64() && v.as_int64() == id;
+        };
+        for (auto it = skipped.begin(); it != skipped.end(); ++it) {
+            if (is_reply(*it)) {
+                auto m = std::move(*it);
+                skipped.erase(it);
+                return m;
+            }
+        }
         const auto deadline = std::chrono::steady_clock::now() + timeout;
         for (;;) {
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0) return std::nullopt;
             auto m = next(left);
             if (!m) return std::nullopt;
-            if (m->is_object() && m->as_object().contains("id") && !m->as_object().contains("method")) {
-                const auto & v = m->as_object().at("id");
-                if (v.is_int64() && v.as_int64() == id) return m;
-            }
+            if (is_reply(*m)) return m;
             skipped.push_back(std::move(*m));
         }
     }
