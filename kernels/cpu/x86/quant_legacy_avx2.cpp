@@ -40,10 +40,6 @@ struct iq4_nl_load {
 // has one f32 accumulator and sees exactly the operations of the 1 x 1 case, so every tile
 // shape gives bit-identical results; bigger tiles share the weight unpacking across tokens and
 // the activation loads across rows (the prefill case).
-// How far ahead of the current block the weight stream is prefetched: matvec is bound by
-// memory, and the hardware prefetcher alone left q4_0/q5_0 well short of the read bandwidth.
-constexpr int k_prefetch_bytes = 4096;
-
 template <class L, int R, int T>
 void dot_q8_0_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out,
                    int64_t out_stride) {
