@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/dispatch.h"
 #include "kernels/ops_simd.h"
 #include "kernels/quant.h"
 
@@ -60,6 +61,8 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                  int64_t t0, int64_t t1, int64_t p0, int64_t p1, float * st) {
     thread_scratch & sc = local_scratch();
     const simd::f32_kernels & vk = simd::active_f32_kernels();
+    // Looked up once: two calls per position and head slice make the dispatch cost visible.
+    const cpu::dequantize_row_fn deq = cpu::active_quant_kernels()[kv.type].dequantize_row;
     const int64_t D = s.head_dim;
     const size_t head_offset = row_size(kv.type, g * D);
     const bool direct = kv.type == tensor_type::f32;   // f32 slices are read in place
@@ -91,8 +94,8 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
             stride = row_floats;
         } else {
             for (int64_t i = 0; i < nc; ++i) {
-                dequantize_row(kv.type, slice(kv.k, kv.row_bytes, head_offset, c0 + i), sc.k.data() + i * D, D);
-                dequantize_row(kv.type, slice(kv.v, kv.row_bytes, head_offset, c0 + i), sc.v.data() + i * D, D);
+                deq(slice(kv.k, kv.row_bytes, head_offset, c0 + i), sc.k.data() + i * D, D);
+                deq(slice(kv.v, kv.row_bytes, head_offset, c0 + i), sc.v.data() + i * D, D);
             }
             kc = sc.k.data();
             vc = sc.v.data();
