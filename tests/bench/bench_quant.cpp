@@ -23,8 +23,7 @@ namespace {
 constexpr int64_t k_n_cols = 4096;
 
 std::vector<uint8_t> random_weights(tensor_type t, int64_t n_rows) {
-    // Quantize random floats where the scalar table can; otherwise random bytes with small exponents
-    // (bit patterns do not change the integer kernels' speed).
+    // Random bytes with small f16 exponents: the integer kernels' speed does not depend on the values.
     std::vector<uint8_t> w(k::row_size(t, k_n_cols) * n_rows);
     std::mt19937 rng(7);
     for (auto & b : w) b = static_cast<uint8_t>(rng() & 0x3B);
