@@ -51,12 +51,19 @@ kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
 }
 
 status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits) {
+    return eval_at(cache, tokens, cache.n_pos(), logits, all_logits);
+}
+
+status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
+                       bool all_logits) {
     const hparams & hp = model_.hp();
+    if (start_pos < 0 || start_pos > cache.n_pos())
+        return fail("eval: start position ", start_pos, " is outside the valid positions [0, ", cache.n_pos(), "]");
     if (tokens.empty()) return fail("eval: no tokens to evaluate");
     for (size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i] < 0 || tokens[i] >= hp.n_vocab)
             return fail("eval: token ", tokens[i], " at index ", i, " is outside the vocabulary [0, ", hp.n_vocab, ")");
-    const int64_t end = static_cast<int64_t>(cache.n_pos()) + static_cast<int64_t>(tokens.size());
+    const int64_t end = static_cast<int64_t>(start_pos) + static_cast<int64_t>(tokens.size());
     if (end > cache.n_ctx())
         return fail("eval: ", end, " positions do not fit the context of ", cache.n_ctx(), " tokens");
     cache.reserve(static_cast<int32_t>(end));
@@ -67,17 +74,17 @@ status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vec
         const int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch_, tokens.size() - done));
         const bool last_batch = done + n == tokens.size();
         float * out = all_logits ? logits.data() + done * n_vocab : (last_batch ? logits.data() : nullptr);
-        eval_batch(cache, tokens.data() + done, n, out, all_logits);
+        eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits);
         done += n;
     }
     return {};
 }
 
 // One batch of n tokens through every layer: the forward pass as one story.
-void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, float * logits, bool all_logits) {
+void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
+                        bool all_logits) {
     const hparams & hp = model_.hp();
     const int32_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv(), n_ff = hp.n_ff;
-    const int32_t n_past = cache.n_pos();
     for (int32_t t = 0; t < n; ++t) {
         pos_[t] = n_past + t;
         n_kv_[t] = n_past + t + 1;  // causal: a token sees itself and everything before it
@@ -130,7 +137,7 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, fl
         kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
         kernels::add(x_.data(), cur_.data(), static_cast<size_t>(n) * n_embd);
     }
-    cache.set_n_pos(n_past + n);
+    cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
     if (!logits) return;
 
     // logits = output(norm(x)), for the last token only unless every position is wanted

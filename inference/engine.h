@@ -37,8 +37,15 @@ public:
     status eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
                 bool all_logits = false);
 
+    // Evaluates tokens at positions [start_pos, start_pos + tokens.size()) with start_pos <=
+    // cache.n_pos(): a token at p attends to rows [0, p] only, so valid rows past the batch
+    // (a chunk moved there by kv_shift) are neither read nor touched. n_pos becomes
+    // max(n_pos, start_pos + tokens.size()). logits as eval() gives them.
+    status eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
+                   bool all_logits = false);
+
 private:
-    void eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, float * logits, bool all_logits);
+    void eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits);
 
     const model & model_;
     kernels::thread_pool & pool_;

@@ -34,6 +34,9 @@ public:
 
     kernels::tensor_type type() const { return type_; }
     int32_t n_ctx() const { return n_ctx_; }
+    int32_t n_layer() const { return n_layer_; }
+    int32_t n_embd_kv() const { return n_embd_kv_; }
+    int32_t n_alloc() const { return n_alloc_; }      // positions with storage
     int32_t n_pos() const { return n_pos_; }          // positions that hold valid K/V
     size_t row_bytes() const { return row_bytes_; }   // one position of one layer, K or V
     uint64_t allocated_bytes() const;

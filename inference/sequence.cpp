@@ -2,36 +2,121 @@
 
 #include <algorithm>
 #include <chrono>
+#include <unordered_map>
+
+#include "inference/kv_shift.h"
 
 namespace hearth::inference {
+namespace {
 
-result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,
-                              std::vector<float> & logits, bool reuse) {
+// Chunks are found by their first k_seed tokens, then extended; a seed shorter than
+// chunk_min keeps the index small while still finding every chunk that long.
+constexpr int32_t k_seed = 8;
+
+uint64_t seed_hash(const token_id * t, int32_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t i = 0; i < n; ++i) h = (h ^ static_cast<uint32_t>(t[i])) * 1099511628211ull;
+    return h;
+}
+
+}  // namespace
+
+std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::span<const token_id> prompt, size_t from,
+                                     int32_t chunk_min) {
+    std::vector<token_chunk> out;
+    if (chunk_min <= 0 || prompt.empty()) return out;
+    const size_t end_new = prompt.size() - 1;  // the last prompt token is always evaluated
+    const int32_t seed = std::min(k_seed, chunk_min);
+    if (old_tokens.size() < from + static_cast<size_t>(chunk_min) || end_new < from + static_cast<size_t>(chunk_min)) return out;
+
+    std::unordered_multimap<uint64_t, size_t> index;  // seed hash -> old position
+    for (size_t q = from; q + seed <= old_tokens.size(); ++q) index.emplace(seed_hash(&old_tokens[q], seed), q);
+
+    size_t next_old = from;  // chunks stay in order: each starts after the previous one ends
+    for (size_t i = from; i + static_cast<size_t>(chunk_min) <= end_new;) {
+        size_t best_q = 0, best_n = 0;
+        auto [lo, hi] = index.equal_range(seed_hash(&prompt[i], seed));
+        for (auto it = lo; it != hi; ++it) {
+            const size_t q = it->second;
+            if (q < next_old) continue;
+            size_t n = 0;
+            while (q + n < old_tokens.size() && i + n < end_new && old_tokens[q + n] == prompt[i + n]) ++n;
+            if (n > best_n || (n == best_n && q < best_q)) best_q = q, best_n = n;
+        }
+        if (best_n >= static_cast<size_t>(chunk_min)) {
+            out.push_back({static_cast<int32_t>(best_q), static_cast<int32_t>(i), static_cast<int32_t>(best_n)});
+            next_old = best_q + best_n;
+            i += best_n;
+        } else {
+            ++i;
+        }
+    }
+    return out;
+}
+
+result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt, std::vector<float> & logits,
+                              const prefill_options & opts) {
     if (prompt.empty()) return fail("prefill: the prompt is empty");
     if (static_cast<int64_t>(prompt.size()) > seq.cache.n_ctx())
         return fail("prefill: the prompt has ", prompt.size(), " tokens, more than the context of ", seq.cache.n_ctx());
     const auto t0 = std::chrono::steady_clock::now();
+    const auto n_prompt = static_cast<int32_t>(prompt.size());
 
     size_t common = 0;
-    if (reuse) {
+    if (opts.reuse) {
         const size_t limit = std::min(seq.tokens.size(), prompt.size());
         while (common < limit && seq.tokens[common] == prompt[common]) ++common;
         if (common == prompt.size()) --common;  // re-evaluate the last token for its logits
     }
-    seq.cache.set_n_pos(static_cast<int32_t>(common));
-    seq.tokens.resize(common);
-
-    auto rest = prompt.subspan(common);
-    if (auto s = eng.eval(seq.cache, rest, logits); !s) {
-        seq.cache.set_n_pos(static_cast<int32_t>(common));  // eval checks before it writes
-        return s.error();
-    }
-    seq.tokens.insert(seq.tokens.end(), rest.begin(), rest.end());
+    std::vector<token_chunk> chunks;
+    if (opts.reuse && opts.chunk_min > 0) chunks = find_chunks(seq.tokens, prompt, common, opts.chunk_min);
 
     prefill_stats st;
-    st.n_prompt = static_cast<int32_t>(prompt.size());
+    st.n_prompt = n_prompt;
     st.n_reused = static_cast<int32_t>(common);
-    st.n_evaluated = static_cast<int32_t>(rest.size());
+    if (chunks.empty()) {
+        seq.cache.set_n_pos(static_cast<int32_t>(common));
+        seq.tokens.resize(common);
+        auto rest = prompt.subspan(common);
+        if (auto s = eng.eval(seq.cache, rest, logits); !s) {
+            seq.cache.set_n_pos(static_cast<int32_t>(common));  // eval checks before it writes
+            return s.error();
+        }
+        seq.tokens.insert(seq.tokens.end(), rest.begin(), rest.end());
+        st.n_evaluated = static_cast<int32_t>(rest.size());
+    } else {
+        seq.cache.reserve(n_prompt);
+        std::vector<kv_move> moves;
+        for (const auto & c : chunks) moves.push_back({c.src, c.dst, c.n});
+        if (auto s = kv_shift(seq.cache, eng.mdl().hp(), moves); !s) {
+            seq.clear();
+            return s.error();
+        }
+        // Every row of the prompt is now either kept or about to be evaluated; a gap token
+        // attends only to the rows before it, which are all final by then.
+        seq.cache.set_n_pos(n_prompt);
+        seq.tokens.assign(prompt.begin(), prompt.end());
+        int32_t pos = static_cast<int32_t>(common);
+        auto eval_gap = [&](int32_t a, int32_t b) -> status {
+            if (a >= b) return {};
+            st.n_evaluated += b - a;
+            return eng.eval_at(seq.cache, prompt.subspan(a, b - a), a, logits);
+        };
+        for (const auto & c : chunks) {
+            if (auto s = eval_gap(pos, c.dst); !s) {
+                seq.clear();
+                return s.error();
+            }
+            st.n_reused += c.n;
+            st.n_shifted += c.n;
+            ++st.n_chunks;
+            pos = c.dst + c.n;
+        }
+        if (auto s = eval_gap(pos, n_prompt); !s) {  // never empty: chunks stop before the last token
+            seq.clear();
+            return s.error();
+        }
+    }
     st.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return st;
 }

@@ -1,6 +1,10 @@
 // sequence: one token sequence and the KV cache that holds it, position for position.
 // prefill() keeps the longest common prefix of what the cache holds and the new prompt and
-// evaluates only the rest — the reason a warm slot answers the next keystroke fast.
+// evaluates only the rest — the reason a warm slot answers the next keystroke fast. With
+// chunk reuse on, runs of at least chunk_min old tokens that reappear later in the new
+// prompt (the text below an edit) are moved to their new positions (kv_shift) instead of
+// evaluated; only the tokens between and after them are. That is an approximation (a moved
+// chunk keeps K/V computed with the old text before it), so it is a switch.
 // Thread-safety: owned by the compute worker.
 #pragma once
 
@@ -22,18 +26,44 @@ struct sequence {
     void clear() { cache.clear(); tokens.clear(); }
 };
 
+struct prefill_options {
+    bool reuse = true;       // keep the common prefix; off: a cold evaluation
+    int32_t chunk_min = 0;   // > 0: also reuse moved runs of at least this many tokens
+};
+
+// The chunk length the daemon uses when chunk reuse is on (docs/session-cache.md).
+inline constexpr int32_t k_default_chunk_min = 64;
+
 struct prefill_stats {
     int32_t n_prompt = 0;
-    int32_t n_reused = 0;      // positions kept from the cache
+    int32_t n_reused = 0;      // positions kept from the cache (prefix and moved chunks)
+    int32_t n_shifted = 0;     // of those, positions moved from elsewhere (chunk reuse)
+    int32_t n_chunks = 0;      // chunks moved
     int32_t n_evaluated = 0;   // positions computed now
     double t_ms = 0;
 };
 
+// A run of old tokens [src, src + n) found again at [dst, dst + n) of a new prompt.
+struct token_chunk {
+    int32_t src = 0, dst = 0, n = 0;
+};
+
+// The chunks prefill would move: after the common prefix `from`, runs of at least chunk_min
+// tokens of `old_tokens` that reappear in `prompt`, in order in both, never reaching the
+// prompt's last token (its logits must be computed). Greedy, first match first.
+std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::span<const token_id> prompt, size_t from,
+                                     int32_t chunk_min);
+
 // Makes the sequence hold exactly `prompt` and leaves the logits of its last token in
 // `logits`. At least the last prompt token is always evaluated (its logits are needed).
-// With reuse off, the cache is cleared first (a cold evaluation).
+// With reuse off, the cache is cleared first (a cold evaluation). On an error the sequence
+// is left empty or holding a prefix of the prompt, never inconsistent.
 result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,
-                              std::vector<float> & logits, bool reuse = true);
+                              std::vector<float> & logits, const prefill_options & opts);
+inline result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,
+                                     std::vector<float> & logits, bool reuse = true) {
+    return prefill(eng, seq, prompt, logits, prefill_options{reuse, 0});
+}
 
 // Appends one token and leaves its logits in `logits`.
 status decode_one(engine & eng, sequence & seq, token_id tok, std::vector<float> & logits);

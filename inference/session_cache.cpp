@@ -25,7 +25,8 @@ result<sequence *> session_cache::acquire(const std::string & key, int32_t n_pos
     ++counters_.n_requests;
 
     auto it = slots_.find(key);
-    if (it == slots_.end()) {
+    const bool created = it == slots_.end();
+    if (created) {
         lru_.push_front(key);
         auto seq = std::make_unique<sequence>(eng_.make_cache(type_, n_ctx_));
         it = slots_.emplace(key, slot{std::move(seq), lru_.begin()}).first;
@@ -42,12 +43,42 @@ result<sequence *> session_cache::acquire(const std::string & key, int32_t n_pos
         // The served slot is at the front, so the back is always another slot here.
         const std::string victim = lru_.back();
         if (victim == key) break;  // cannot happen while need <= budget; kept as a guard
-        used -= slots_.at(victim).seq->cache.allocated_bytes();
+        const sequence & vs = *slots_.at(victim).seq;
+        used -= vs.cache.allocated_bytes();
+        if (store_) save_slot(victim, vs);
         erase(victim);
         ++counters_.n_evictions;
     }
     seq.cache.reserve(n_positions);
+    if (created && store_) {
+        // Loads at most n_positions, so the slot stays within what was reserved and budgeted.
+        auto loaded = store_->load(key, seq, n_positions);
+        if (!loaded) {
+            ++counters_.n_rejected;
+            warnings_.push_back(loaded.message() + " (ignored and removed)");
+            store_->remove(key);
+        } else if (*loaded) {
+            ++counters_.n_restored;
+        }
+    }
     return &seq;
+}
+
+void session_cache::save_slot(const std::string & key, const sequence & seq) {
+    if (seq.cache.n_pos() == 0) return;
+    if (auto s = store_->save(key, seq); !s) {
+        warnings_.push_back(s.message());
+        return;
+    }
+    ++counters_.n_saved;
+}
+
+status session_cache::save_all() {
+    if (!store_) return fail("session cache: no slot store attached");
+    const size_t before = warnings_.size();
+    for (const auto & key : lru_) save_slot(key, *slots_.at(key).seq);
+    if (warnings_.size() > before) return fail(warnings_[before]);
+    return {};
 }
 
 void session_cache::record(const prefill_stats & st) {

@@ -3,6 +3,10 @@
 // key only evaluates the tokens after the longest common prefix. When making room for a
 // request would pass the budget, the least recently used other slots are evicted; the slot
 // being served is never evicted, and a request that alone would pass the budget is refused.
+// With a slot_store attached, an evicted slot is written to disk first, a slot created for a
+// key that has a file starts from that file (when it matches this model and is intact), and
+// save_all() writes every slot (when the daemon stops). A rejected file is reported through
+// take_warnings(), never trusted, and removed.
 // Thread-safety: owned by the compute worker. stats() is a copy the owner may publish.
 #pragma once
 
@@ -11,10 +15,13 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/result.h"
 #include "inference/engine.h"
 #include "inference/sequence.h"
+#include "inference/slot_store.h"
 
 namespace hearth::inference {
 
@@ -28,6 +35,9 @@ struct session_cache_stats {
     uint64_t n_evictions = 0;
     uint64_t tokens_reused = 0;  // positions kept by prefill over all requests
     uint64_t tokens_evaluated = 0;
+    uint64_t n_saved = 0;        // slots written to the slot store
+    uint64_t n_restored = 0;     // slots read back from it
+    uint64_t n_rejected = 0;     // slot files refused (wrong model, truncated, corrupted)
 };
 
 class session_cache {
@@ -42,6 +52,14 @@ public:
     // Records what a prefill on an acquired slot did (for the hit-rate statistics).
     void record(const prefill_stats & st);
 
+    // Persistence (optional): the store must outlive the cache; nullptr detaches it.
+    void attach_store(slot_store * store) { store_ = store; }
+    // Writes every slot to the store, most recently used first; the first error, if any.
+    status save_all();
+    // Messages about slot files that were refused or could not be written, oldest first.
+    std::vector<std::string> take_warnings() { return std::exchange(warnings_, {}); }
+
+    // Drops the slot without saving it.
     void erase(const std::string & key);
     bool contains(const std::string & key) const { return slots_.count(key) != 0; }
     // Keys from most to least recently used.
@@ -63,6 +81,10 @@ private:
     std::unordered_map<std::string, slot> slots_;
     std::list<std::string> lru_;  // front: most recently used
     session_cache_stats counters_;
+    slot_store * store_ = nullptr;
+    std::vector<std::string> warnings_;
+
+    void save_slot(const std::string & key, const sequence & seq);
 };
 
 }  // namespace hearth::inference

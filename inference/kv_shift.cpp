@@ -1,0 +1,61 @@
+#include "inference/kv_shift.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/ops.h"
+#include "kernels/quant.h"
+
+namespace hearth::inference {
+namespace {
+
+// Rotates n K rows starting at pos by delta positions, one layer.
+void rotate_rows(kv_cache & cache, const hparams & hp, int32_t il, int32_t pos, int32_t n, int32_t delta,
+                 std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
+    const kernels::rope_params rope{hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
+                                    hp.rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
+    const int32_t width = cache.n_embd_kv();
+    tmp.resize(static_cast<size_t>(n) * width);
+    pos_buf.assign(static_cast<size_t>(n), delta);
+    for (int32_t t = 0; t < n; ++t)
+        kernels::dequantize_row(cache.type(), cache.k_row(il, pos + t), tmp.data() + static_cast<size_t>(t) * width, width);
+    kernels::rope(tmp.data(), n, hp.n_head_kv, hp.head_dim, pos_buf.data(), rope);
+    for (int32_t t = 0; t < n; ++t)
+        kernels::quantize_row(cache.type(), tmp.data() + static_cast<size_t>(t) * width, cache.k_row(il, pos + t), width);
+}
+
+void apply(kv_cache & cache, const hparams & hp, const kv_move & m, std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
+    const size_t bytes = static_cast<size_t>(m.n) * cache.row_bytes();
+    for (int32_t il = 0; il < cache.n_layer(); ++il) {
+        if (m.src != m.dst) {
+            std::memmove(cache.k_row(il, m.dst), cache.k_row(il, m.src), bytes);
+            std::memmove(cache.v_row(il, m.dst), cache.v_row(il, m.src), bytes);
+        }
+        if (m.dst != m.src) rotate_rows(cache, hp, il, m.dst, m.n, m.dst - m.src, tmp, pos_buf);
+    }
+}
+
+}  // namespace
+
+status kv_shift(kv_cache & cache, const hparams & hp, std::span<const kv_move> moves) {
+    for (size_t i = 0; i < moves.size(); ++i) {
+        const kv_move & m = moves[i];
+        if (m.n <= 0 || m.src < 0 || m.dst < 0 || m.src + m.n > cache.n_alloc() || m.dst + m.n > cache.n_alloc())
+            return fail("kv_shift: move ", i, " (", m.src, " -> ", m.dst, ", ", m.n, " rows) is outside the ",
+                        cache.n_alloc(), " allocated positions");
+        if (i > 0 && (m.src < moves[i - 1].src + moves[i - 1].n || m.dst < moves[i - 1].dst + moves[i - 1].n))
+            return fail("kv_shift: move ", i, " overlaps or precedes move ", i - 1);
+    }
+    // A run moving right can only overwrite sources of later runs that also move right, so
+    // those go first, last to first; a run moving left can only overwrite sources of earlier
+    // runs that also move left, so those go first to last after them.
+    std::vector<float> tmp;
+    std::vector<int32_t> pos_buf;
+    for (size_t i = moves.size(); i-- > 0;)
+        if (moves[i].dst > moves[i].src) apply(cache, hp, moves[i], tmp, pos_buf);
+    for (const kv_move & m : moves)
+        if (m.dst < m.src) apply(cache, hp, m, tmp, pos_buf);
+    return {};
+}
+
+}  // namespace hearth::inference

@@ -1,0 +1,197 @@
+#include "inference/slot_store.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+#include <vector>
+
+namespace hearth::inference {
+namespace {
+
+constexpr char k_magic[8] = {'H', 'E', 'A', 'R', 'T', 'H', 'K', 'V'};
+constexpr uint64_t k_identity_bytes = 1 << 20;
+
+std::string hex(const uint8_t * p, size_t n) {
+    static const char d[] = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += d[p[i] >> 4], s += d[p[i] & 15];
+    return s;
+}
+
+// Appends plain values to a byte buffer; the file is written in the host's byte order and
+// the header's magic and shape checks reject a file from a host that differs.
+struct writer {
+    std::vector<uint8_t> buf;
+    void bytes(const void * p, size_t n) {
+        const auto * b = static_cast<const uint8_t *>(p);
+        buf.insert(buf.end(), b, b + n);
+    }
+    template <class T> void put(T v) { bytes(&v, sizeof v); }
+};
+
+struct reader {
+    const uint8_t * p;
+    size_t n, off = 0;
+    bool bytes(void * out, size_t k) {
+        if (k > n - off) return false;
+        std::memcpy(out, p + off, k);
+        off += k;
+        return true;
+    }
+    template <class T> bool get(T & v) { return bytes(&v, sizeof v); }
+};
+
+}  // namespace
+
+std::string model_identity::hex() const { return inference::hex(bytes.data(), bytes.size()); }
+
+result<model_identity> identify_model(const std::string & path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail("model identity: cannot read '", path, "'");
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(path, ec);
+    if (ec) return fail("model identity: cannot stat '", path, "': ", ec.message());
+    std::vector<char> head(static_cast<size_t>(std::min<uint64_t>(size, k_identity_bytes)));
+    if (!in.read(head.data(), static_cast<std::streamsize>(head.size())))
+        return fail("model identity: '", path, "' ended before ", head.size(), " bytes");
+    XXH3_state_t * st = XXH3_createState();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, head.data(), head.size());
+    XXH3_128bits_update(st, &size, sizeof size);
+    const XXH128_hash_t h = XXH3_128bits_digest(st);
+    XXH3_freeState(st);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    model_identity id;
+    std::memcpy(id.bytes.data(), c.digest, id.bytes.size());
+    return id;
+}
+
+result<std::string> default_slot_dir() {
+    if (const char * x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/hearth/slots";
+    if (const char * h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/hearth/slots";
+    return fail("slot directory: neither XDG_CACHE_HOME nor HOME is set");
+}
+
+slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {}
+
+std::string slot_store::path_for(const std::string & key) const {
+    XXH64_canonical_t c;
+    XXH64_canonicalFromHash(&c, XXH3_64bits(key.data(), key.size()));
+    return dir_ + "/" + hex(c.digest, sizeof c.digest) + ".slot";
+}
+
+bool slot_store::has(const std::string & key) const {
+    std::error_code ec;
+    return std::filesystem::exists(path_for(key), ec);
+}
+
+void slot_store::remove(const std::string & key) const {
+    std::error_code ec;
+    std::filesystem::remove(path_for(key), ec);
+}
+
+status slot_store::save(const std::string & key, const sequence & seq) {
+    const kv_cache & c = seq.cache;
+    const int32_t n = c.n_pos();
+    if (static_cast<size_t>(n) != seq.tokens.size())
+        return fail("slot store: the sequence holds ", seq.tokens.size(), " tokens but ", n, " cache positions");
+    writer w;
+    w.bytes(k_magic, sizeof k_magic);
+    w.put<uint32_t>(k_version);
+    w.bytes(model_.bytes.data(), model_.bytes.size());
+    w.put<uint32_t>(static_cast<uint32_t>(c.type()));
+    w.put<uint32_t>(static_cast<uint32_t>(c.n_layer()));
+    w.put<uint32_t>(static_cast<uint32_t>(c.n_embd_kv()));
+    w.put<uint64_t>(c.row_bytes());
+    w.put<uint32_t>(static_cast<uint32_t>(key.size()));
+    w.bytes(key.data(), key.size());
+    w.put<uint32_t>(static_cast<uint32_t>(n));
+    w.bytes(seq.tokens.data(), seq.tokens.size() * sizeof(token_id));
+    const size_t layer_bytes = static_cast<size_t>(n) * c.row_bytes();
+    for (int32_t il = 0; il < c.n_layer(); ++il) {
+        w.bytes(c.k_data(il), layer_bytes);
+        w.bytes(c.v_data(il), layer_bytes);
+    }
+    w.put<uint64_t>(XXH3_64bits(w.buf.data(), w.buf.size()));
+
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return fail("slot store: cannot create '", dir_, "': ", ec.message());
+    const std::string path = path_for(key);
+    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out.write(reinterpret_cast<const char *>(w.buf.data()), static_cast<std::streamsize>(w.buf.size())) || !out.flush()) {
+            std::filesystem::remove(tmp, ec);
+            return fail("slot store: cannot write '", tmp, "'");
+        }
+    }
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::filesystem::remove(tmp, ec);
+        return fail("slot store: cannot rename '", tmp, "' to '", path, "'");
+    }
+    return {};
+}
+
+result<bool> slot_store::load(const std::string & key, sequence & seq, int32_t max_positions) const {
+    const std::string path = path_for(key);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::vector<uint8_t> buf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto bad = [&](auto... why) -> error { return fail("slot file '", path, "': ", why...); };
+    if (buf.size() < sizeof(uint64_t)) return bad("only ", buf.size(), " bytes, too short for a slot");
+    const size_t body = buf.size() - sizeof(uint64_t);
+    reader r{buf.data(), body};
+
+    char magic[8];
+    if (!r.bytes(magic, sizeof magic) || std::memcmp(magic, k_magic, sizeof magic) != 0) return bad("not a slot file (magic)");
+    uint32_t version = 0;
+    if (!r.get(version) || version != k_version) return bad("version ", version, ", expected ", k_version);
+    model_identity id;
+    if (!r.bytes(id.bytes.data(), id.bytes.size()) || !(id == model_)) return bad("made for another model (", id.hex(), ")");
+    const kv_cache & c = seq.cache;
+    uint32_t type = 0, n_layer = 0, n_embd_kv = 0, key_len = 0, n = 0;
+    uint64_t row_bytes = 0;
+    if (!r.get(type) || !r.get(n_layer) || !r.get(n_embd_kv) || !r.get(row_bytes)) return bad("truncated header");
+    if (type != static_cast<uint32_t>(c.type()) || n_layer != static_cast<uint32_t>(c.n_layer()) ||
+        n_embd_kv != static_cast<uint32_t>(c.n_embd_kv()) || row_bytes != c.row_bytes())
+        return bad("cache shape (type ", type, ", ", n_layer, " layers, ", n_embd_kv, " wide, ", row_bytes,
+                   "-byte rows) differs from this cache's (type ", static_cast<uint32_t>(c.type()), ", ", c.n_layer(),
+                   " layers, ", c.n_embd_kv(), " wide, ", c.row_bytes(), "-byte rows)");
+    if (!r.get(key_len) || key_len > body - r.off) return bad("truncated key");
+    if (std::string_view(reinterpret_cast<const char *>(buf.data() + r.off), key_len) != key) return bad("holds another key");
+    r.off += key_len;
+    if (!r.get(n)) return bad("truncated token count");
+    if (n > static_cast<uint32_t>(c.n_ctx())) return bad(n, " positions, more than the context of ", c.n_ctx());
+    const uint64_t want = r.off + uint64_t{n} * sizeof(token_id) + 2ull * n_layer * n * row_bytes;
+    if (want != body) return bad(buf.size(), " bytes, expected ", want + sizeof(uint64_t), " for ", n, " positions");
+    uint64_t sum = 0;
+    std::memcpy(&sum, buf.data() + body, sizeof sum);
+    if (sum != XXH3_64bits(buf.data(), body)) return bad("checksum mismatch (the file is corrupted)");
+
+    std::vector<token_id> tokens(n);
+    (void)r.bytes(tokens.data(), tokens.size() * sizeof(token_id));
+    const auto keep = static_cast<int32_t>(std::min<int64_t>(n, std::max(0, max_positions)));
+    const size_t layer_bytes = static_cast<size_t>(n) * row_bytes;
+    const size_t keep_bytes = static_cast<size_t>(keep) * row_bytes;
+    seq.cache.clear();
+    if (keep > 0) seq.cache.reserve(keep);
+    for (int32_t il = 0; il < c.n_layer() && keep > 0; ++il) {
+        const uint8_t * k = buf.data() + r.off + 2 * il * layer_bytes;
+        std::memcpy(seq.cache.k_row(il, 0), k, keep_bytes);
+        std::memcpy(seq.cache.v_row(il, 0), k + layer_bytes, keep_bytes);
+    }
+    seq.cache.set_n_pos(keep);
+    tokens.resize(static_cast<size_t>(keep));
+    seq.tokens = std::move(tokens);
+    return true;
+}
+
+}  // namespace hearth::inference

@@ -1,0 +1,214 @@
+// slot_store: a slot written to disk reads back bit for bit and continues exactly as the
+// original; every kind of bad file (other model, other key, other cache shape, truncated,
+// extended, any flipped byte) is refused with a reason and leaves the sequence untouched.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <unistd.h>
+
+#include "inference/engine.h"
+#include "inference/gguf/gguf_file.h"
+#include "inference/model.h"
+#include "inference/slot_store.h"
+
+using namespace hearth;
+using namespace hearth::inference;
+
+namespace {
+
+struct tiny {
+    gguf::gguf_file file;
+    model mdl;
+    std::unique_ptr<kernels::thread_pool> pool;
+    std::unique_ptr<engine> eng;
+};
+
+const std::string k_model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+
+tiny & tiny_model() {
+    static tiny * t = [] {
+        auto f = gguf::gguf_file::open(k_model_path);
+        REQUIRE(f.has_value());
+        auto m = model::load(*f);
+        REQUIRE(m.has_value());
+        auto * out = new tiny{std::move(*f), std::move(*m), std::make_unique<kernels::thread_pool>(2), nullptr};
+        out->eng = std::make_unique<engine>(out->mdl, *out->pool);
+        return out;
+    }();
+    return *t;
+}
+
+struct temp_dir {
+    std::string path = (std::filesystem::temp_directory_path() / ("hearth-slot-store-" + std::to_string(::getpid()))).string();
+    temp_dir() { std::filesystem::remove_all(path); }
+    ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+std::vector<uint8_t> read_all(const std::string & path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_all(const std::string & path, const std::vector<uint8_t> & b) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char *>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+std::vector<token_id> prompt_of(int n) {
+    std::vector<token_id> p;
+    for (int i = 0; i < n; ++i) p.push_back(3 + (i * 31) % 500);
+    return p;
+}
+
+model_identity the_model() {
+    auto id = identify_model(k_model_path);
+    REQUIRE(id.has_value());
+    return *id;
+}
+
+}  // namespace
+
+TEST_CASE("model identity: stable for a file, different for another, an error for a missing one", "[inference][slot_store]") {
+    const auto a = the_model();
+    CHECK(a == the_model());
+    auto b = identify_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F16.gguf");
+    REQUIRE(b.has_value());
+    CHECK_FALSE(a == *b);
+    CHECK(a.hex().size() == 32);
+    CHECK_THAT(identify_model("/nonexistent/model.gguf").message(), Catch::Contains("/nonexistent/model.gguf"));
+}
+
+TEST_CASE("slot directory follows XDG_CACHE_HOME, then HOME", "[inference][slot_store]") {
+    const char * xdg = std::getenv("XDG_CACHE_HOME");
+    const std::string saved = xdg ? xdg : "";
+    ::setenv("XDG_CACHE_HOME", "/tmp/xdg-test", 1);
+    CHECK(*default_slot_dir() == "/tmp/xdg-test/hearth/slots");
+    ::unsetenv("XDG_CACHE_HOME");
+    if (const char * h = std::getenv("HOME")) CHECK(*default_slot_dir() == std::string(h) + "/.cache/hearth/slots");
+    if (xdg) ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+}
+
+TEST_CASE("slot store round trip: same tokens, same rows, same next logits", "[inference][slot_store]") {
+    auto & t = tiny_model();
+    const auto type = GENERATE(kernels::tensor_type::f32, kernels::tensor_type::f16);
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    sequence a(t.eng->make_cache(type, 512));
+    std::vector<float> la, lb;
+    REQUIRE(prefill(*t.eng, a, prompt_of(300), la).has_value());
+    REQUIRE(store.save("file:///x.cpp", a).has_value());
+    CHECK(store.has("file:///x.cpp"));
+    CHECK_FALSE(store.has("file:///y.cpp"));
+
+    sequence b(t.eng->make_cache(type, 512));
+    auto loaded = store.load("file:///x.cpp", b, 512);
+    REQUIRE(loaded.has_value());
+    CHECK(*loaded);
+    CHECK(b.tokens == a.tokens);
+    REQUIRE(b.cache.n_pos() == 300);
+    for (int32_t il = 0; il < a.cache.n_layer(); ++il) {
+        CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), 300 * a.cache.row_bytes()) == 0);
+        CHECK(std::memcmp(a.cache.v_data(il), b.cache.v_data(il), 300 * a.cache.row_bytes()) == 0);
+    }
+    REQUIRE(decode_one(*t.eng, a, 42, la).has_value());
+    REQUIRE(decode_one(*t.eng, b, 42, lb).has_value());
+    CHECK(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)) == 0);
+
+    sequence c(t.eng->make_cache(type, 512));  // a shorter request keeps a prefix
+    REQUIRE(*store.load("file:///x.cpp", c, 100));
+    CHECK(c.cache.n_pos() == 100);
+    CHECK(c.tokens == std::vector<token_id>(a.tokens.begin(), a.tokens.begin() + 100));
+
+    sequence d(t.eng->make_cache(type, 512));
+    auto none = store.load("file:///y.cpp", d, 512);
+    REQUIRE(none.has_value());
+    CHECK_FALSE(*none);
+    store.remove("file:///x.cpp");
+    CHECK_FALSE(store.has("file:///x.cpp"));
+}
+
+TEST_CASE("slot store refuses every bad file and leaves the sequence untouched", "[inference][slot_store]") {
+    auto & t = tiny_model();
+    temp_dir dir;
+    const auto id = the_model();
+    slot_store store(dir.path, id);
+    sequence a(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, a, prompt_of(40), logits).has_value());
+    const std::string key = "file:///x.cpp";
+    REQUIRE(store.save(key, a).has_value());
+    const std::string path = store.path_for(key);
+    const auto good = read_all(path);
+    REQUIRE(good.size() > 100);
+
+    auto expect_refused = [&](const std::vector<uint8_t> & bytes, const std::string & why, const slot_store & s,
+                              kernels::tensor_type type = kernels::tensor_type::f32) {
+        write_all(s.path_for(key), bytes);
+        sequence b(t.eng->make_cache(type, 512));
+        REQUIRE(prefill(*t.eng, b, std::vector<token_id>{5, 6, 7}, logits).has_value());
+        auto r = s.load(key, b, 512);
+        REQUIRE_FALSE(r.has_value());
+        CHECK_THAT(r.message(), Catch::Contains(why));
+        CHECK(b.tokens == std::vector<token_id>{5, 6, 7});
+        CHECK(b.cache.n_pos() == 3);
+    };
+
+    SECTION("empty and truncated files") {
+        expect_refused({}, "too short", store);
+        for (size_t n : {size_t{4}, size_t{8}, size_t{20}, size_t{60}, good.size() / 2, good.size() - 1}) {
+            INFO("truncated to " << n << " of " << good.size() << " bytes");
+            std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<long>(n));
+            auto b = sequence(t.eng->make_cache(kernels::tensor_type::f32, 512));
+            write_all(path, cut);
+            CHECK_FALSE(store.load(key, b, 512).has_value());
+            CHECK(b.cache.n_pos() == 0);
+        }
+    }
+    SECTION("extended file") {
+        auto longer = good;
+        longer.push_back(0);
+        expect_refused(longer, "bytes, expected", store);
+    }
+    SECTION("every single flipped byte") {
+        // Every byte is covered: the header by its checks, the rest by the checksum.
+        for (size_t i = 0; i < good.size(); i += (i < 200 ? 1 : 97)) {
+            INFO("byte " << i << " of " << good.size());
+            auto bad = good;
+            bad[i] ^= 0x10;
+            write_all(path, bad);
+            auto b = sequence(t.eng->make_cache(kernels::tensor_type::f32, 512));
+            CHECK_FALSE(store.load(key, b, 512).has_value());
+            CHECK(b.tokens.empty());
+        }
+        auto bad = good;
+        bad[good.size() - 300] ^= 1;  // a K/V byte
+        expect_refused(bad, "checksum", store);
+        bad = good;
+        bad[0] = 'X';
+        expect_refused(bad, "magic", store);
+        bad = good;
+        bad[8] = 99;
+        expect_refused(bad, "version 99", store);
+    }
+    SECTION("a file made for another model") {
+        model_identity other = id;
+        other.bytes[0] ^= 1;
+        slot_store other_store(dir.path, other);
+        std::filesystem::create_directories(other_store.dir());
+        expect_refused(good, "another model", other_store);
+    }
+    SECTION("a file holding another key") {
+        std::filesystem::copy_file(path, store.path_for("file:///other.cpp"));
+        sequence b(t.eng->make_cache(kernels::tensor_type::f32, 512));
+        auto r = store.load("file:///other.cpp", b, 512);
+        REQUIRE_FALSE(r.has_value());
+        CHECK_THAT(r.message(), Catch::Contains("another key"));
+    }
+    SECTION("a cache of another type or shape") {
+        expect_refused(good, "cache shape", store, kernels::tensor_type::f16);
+    }
+}
