@@ -15,17 +15,14 @@
 #include "inference/sampler.h"
 #include "inference/sequence.h"
 #include "inference/tokenizer/vocab.h"
+#include "tests/inference/golden_util.h"
 
 using namespace hearth;
 using namespace hearth::inference;
+using namespace hearth::inference::testing;
 
 namespace {
 
-std::vector<int32_t> ids(const boost::json::value & v) {
-    std::vector<int32_t> out;
-    for (const auto & x : v.as_array()) out.push_back(static_cast<int32_t>(x.to_number<int64_t>()));
-    return out;
-}
 
 struct run_summary {
     int n_prompts = 0;
@@ -35,27 +32,20 @@ struct run_summary {
 };
 
 run_summary run(const std::string & model_path, kernels::tensor_type cache_type) {
-    auto file = gguf::gguf_file::open(model_path);
-    REQUIRE(file.has_value());
-    auto mdl = model::load(*file);
-    REQUIRE(mdl.has_value());
-    auto voc = tokenizer::load_vocab(*file);
-    REQUIRE(voc.has_value());
+    auto tm = load_test_model(model_path);
+    const auto * mdl = &tm.mdl;
+    const auto * voc = &tm.voc;
     kernels::thread_pool pool(2);
     engine eng(*mdl, pool);
-
-    std::ifstream in(std::string(HEARTH_SOURCE_DIR) + "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const auto golden = boost::json::parse(ss.str());
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
     const int32_t n_vocab = mdl->hp().n_vocab;
 
     run_summary sum;
     for (const auto & r : golden.at("results").as_array()) {
         const std::string name(r.at("name").as_string());
         INFO("case " << name);
-        const auto prompt = ids(r.at("prompt_tokens"));
+        const auto prompt = json_ids(r.at("prompt_tokens"));
         // llama.cpp tokenized the prompt text with special tokens parsed; so must we
         CHECK(voc->tokenize(std::string(r.at("prompt").as_string()), true, true) == prompt);
 
@@ -65,7 +55,7 @@ run_summary run(const std::string & model_path, kernels::tensor_type cache_type)
         sequence forced = seq;
         std::vector<float> forced_logits = logits;
 
-        const auto want = ids(r.at("generated_tokens"));
+        const auto want = json_ids(r.at("generated_tokens"));
         std::vector<int32_t> got;
         for (size_t i = 0; i < want.size(); ++i) {
             const int32_t tok = sampler::argmax(logits);

@@ -13,25 +13,15 @@
 #include "inference/sampler.h"
 #include "inference/sequence.h"
 #include "inference/tokenizer/vocab.h"
+#include "tests/inference/golden_util.h"
 
 using namespace hearth;
 using namespace hearth::inference;
+using namespace hearth::inference::testing;
 
 namespace {
 
-boost::json::value read_json(const std::string & path) {
-    std::ifstream in(path);
-    REQUIRE(in.good());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return boost::json::parse(ss.str());
-}
 
-std::vector<int32_t> ids(const boost::json::value & v) {
-    std::vector<int32_t> out;
-    for (const auto & x : v.as_array()) out.push_back(static_cast<int32_t>(x.to_number<int64_t>()));
-    return out;
-}
 
 float max_abs_diff(const float * got, const boost::json::array & want) {
     float worst = 0;
@@ -51,22 +41,19 @@ struct golden_run {
 // while the step logits are compared after feeding llama.cpp's tokens, so one early flip
 // does not hide how close the rest is.
 golden_run run_golden(const std::string & model_file, const std::string & golden_file, kernels::tensor_type cache_type) {
-    auto file = gguf::gguf_file::open(std::string(HEARTH_FIXTURES_DIR) + "/models/" + model_file);
-    REQUIRE(file.has_value());
-    auto mdl = model::load(*file);
-    REQUIRE(mdl.has_value());
-    auto voc = tokenizer::load_vocab(*file);
-    REQUIRE(voc.has_value());
+    auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/" + model_file);
+    const auto * mdl = &tm.mdl;
+    const auto * voc = &tm.voc;
     kernels::thread_pool pool(2);
     engine eng(*mdl, pool);
-    const auto golden = read_json(std::string(HEARTH_FIXTURES_DIR) + "/golden/" + golden_file);
+    const auto golden = read_json_file(std::string(HEARTH_FIXTURES_DIR) + "/golden/" + golden_file);
     const int32_t n_vocab = mdl->hp().n_vocab;
 
     golden_run run;
     for (const auto & r : golden.at("results").as_array()) {
         const std::string prompt(r.at("prompt").as_string());
         INFO("prompt: " << prompt);
-        const auto want_prompt = ids(r.at("prompt_tokens"));
+        const auto want_prompt = json_ids(r.at("prompt_tokens"));
         const auto got_prompt = voc->tokenize(prompt, /*add_special=*/true, /*parse_special=*/true);
         REQUIRE(got_prompt == want_prompt);
 
@@ -80,7 +67,7 @@ golden_run run_golden(const std::string & model_file, const std::string & golden
             run.max_prompt_diff = std::max(run.max_prompt_diff, max_abs_diff(logits.data() + p * n_vocab, pos_logits[p].as_array()));
 
         // free-running greedy continuation
-        const auto want_gen = ids(r.at("generated_tokens"));
+        const auto want_gen = json_ids(r.at("generated_tokens"));
         std::vector<float> last(logits.end() - n_vocab, logits.end());
         std::vector<int32_t> got_gen;
         sequence free_seq = seq;
