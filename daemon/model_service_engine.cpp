@@ -116,9 +116,11 @@ public:
 
             inference::generation_params params;
             params.n_predict = req.n_predict;
+            // Candidates after the first only run while the budget lasts; the first one always
+            // gets at least one token (generate() guarantees it), however long the prompt took.
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0) break;
-            params.time_budget = left;
+            if (left.count() <= 0 && c > 0) break;
+            params.time_budget = std::max(left, std::chrono::milliseconds(1));
             params.sampling.temperature = c == 0 ? req.temperature : std::max(req.temperature, 0.7f);
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);

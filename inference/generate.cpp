@@ -64,7 +64,8 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
     for (int32_t i = 0;; ++i) {
         if (stop.stop_requested()) { finish(finish_reason::cancelled, out.text.size()); break; }
         if (i >= params.n_predict) { finish(finish_reason::max_tokens, out.text.size()); break; }
-        if (params.time_budget.count() > 0 && std::chrono::steady_clock::now() - t0 >= params.time_budget) {
+        // The first token always comes: a slow prompt must not leave the user with nothing.
+        if (i > 0 && params.time_budget.count() > 0 && std::chrono::steady_clock::now() - t0 >= params.time_budget) {
             finish(finish_reason::time_budget, out.text.size());
             break;
         }
