@@ -20,7 +20,7 @@ namespace {
 struct model_flags {
     std::string model;
     int32_t threads = 0;
-    std::string cache_type = "q8_0";
+    std::string cache_type = inference::k_default_cache_type;
     int32_t ctx = 4096;
     int32_t n_predict = 64;
     float temperature = 0.0f;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "inference/kv_cache.h"
 
 namespace hearth::daemon {
 
@@ -43,7 +44,7 @@ struct chat_settings {
 struct daemon_config {
     std::string model_path;
     int32_t threads = 0;                  // 0: the engine picks
-    std::string cache_type = "q8_0";
+    std::string cache_type = inference::k_default_cache_type;
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
     std::string runtime_dir;              // "": default_runtime_dir(); holds socket, token, port, locks
     std::string socket_path;              // "": <runtime dir>/hearth.sock; "none": no Unix socket

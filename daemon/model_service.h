@@ -154,7 +154,7 @@ public:
 struct engine_options {
     std::string model_path;
     int32_t n_threads = 0;            // 0: the number of physical cores
-    std::string cache_type = "q8_0";  // KV cache type: f16, q8_0, q4_0
+    std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0 (the daemon passes its config)
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks (a fraction of free memory)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
 };

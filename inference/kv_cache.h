@@ -17,6 +17,12 @@
 
 namespace hearth::inference {
 
+// The KV cache type when none is chosen. f16, not q8_0: Qwen2-family keys reach |145| in the
+// first layer, and q8_0 blocks of such keys move the default model's logits by up to 4.9
+// (1 of 6 llama.cpp golden continuations kept) where f16 keeps 5 of 6 (0.38); an f16 slot of
+// 4096 tokens still costs only 48 MiB on that model. q8_0 and q4_0 stay available.
+inline constexpr const char * k_default_cache_type = "f16";
+
 // Parses "f32", "f16", "q8_0", "q4_0"; the error lists the accepted names.
 result<kernels::tensor_type> parse_cache_type(std::string_view name);
 

@@ -14,6 +14,7 @@
 #include "inference/chat_template.h"
 #include "inference/engine.h"
 #include "inference/gguf/gguf_file.h"
+#include "inference/kv_cache.h"
 #include "inference/model.h"
 #include "inference/tokenizer/vocab.h"
 #include "kernels/thread_pool.h"
@@ -23,7 +24,7 @@ namespace hearth::inference {
 struct load_options {
     std::string model_path;
     int32_t n_threads = 0;            // 0: physical cores
-    std::string cache_type = "q8_0";  // f32, f16, q8_0, q4_0
+    std::string cache_type = k_default_cache_type;  // f32, f16, q8_0, q4_0
     int32_t n_ctx = 0;                // 0: the model's trained context, capped at k_default_ctx_cap
     int32_t n_batch = 256;
     std::string chat_template;        // empty: detect from the file
@@ -61,7 +62,7 @@ private:
     tokenizer::vocab vocab_;
     std::unique_ptr<kernels::thread_pool> pool_;
     std::unique_ptr<engine> engine_;
-    kernels::tensor_type cache_type_ = kernels::tensor_type::q8_0;
+    kernels::tensor_type cache_type_ = kernels::tensor_type::f16;
     int32_t n_ctx_ = 0;
     result<chat_format> chat_ = fail("no chat template");
     std::string name_;
