@@ -14,6 +14,7 @@
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
+#include "inference/sequence.h"
 
 namespace hearth::daemon {
 
@@ -107,7 +108,7 @@ result<std::vector<trace_event>> parse_trace(const std::string & jsonl) {
 namespace {
 
 struct record {
-    int32_t n_prompt = 0, n_reused = 0, n_evaluated = 0;
+    int32_t n_prompt = 0, n_reused = 0, n_shifted = 0, n_evaluated = 0;
     double ttft_ms = 0, total_ms = 0;
     std::string text;
 };
@@ -115,6 +116,7 @@ struct record {
 struct replay_options {
     bool reuse = true;
     int32_t n_predict = 16;
+    int32_t chunk_min = 0;   // > 0: chunk reuse after the common prefix (inference::prefill_options)
     int32_t prefix_lines = 64;
     int32_t suffix_lines = 16;
 };
@@ -153,7 +155,7 @@ result<std::vector<record>> replay(inference::loaded_model & lm, const std::vect
         if (!slot || !ro.reuse) slot = std::make_unique<inference::sequence>(lm.eng().make_cache(lm.cache_type(), lm.n_ctx()));
         const auto t0 = clock::now();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm.eng(), *slot, *prompt, logits, ro.reuse);
+        auto pf = inference::prefill(lm.eng(), *slot, *prompt, logits, inference::prefill_options{ro.reuse, ro.chunk_min});
         if (!pf) return pf.error();
         inference::generation_params params;
         params.n_predict = ro.n_predict;
@@ -167,6 +169,7 @@ result<std::vector<record>> replay(inference::loaded_model & lm, const std::vect
         record r;
         r.n_prompt = pf->n_prompt;
         r.n_reused = pf->n_reused;
+        r.n_shifted = pf->n_shifted;
         r.n_evaluated = pf->n_evaluated;
         r.ttft_ms = std::chrono::duration<double, std::milli>(first.value_or(t1) - t0).count();
         r.total_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
@@ -192,7 +195,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     struct flags {
         std::vector<std::string> files;
         std::string model, cache_type = "q8_0";
-        int32_t threads = 0, n_predict = 16, ctx = 4096;
+        int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = inference::k_default_chunk_min;
         bool verbose = false, json = false;
     };
     auto * f = new flags;
@@ -202,6 +205,8 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     cmd->add_option("--cache-type", f->cache_type, "KV cache type")->capture_default_str();
     cmd->add_option("-n,--n-predict", f->n_predict, "tokens generated per completion")->capture_default_str();
     cmd->add_option("-c,--ctx", f->ctx, "context size")->capture_default_str();
+    cmd->add_option("--chunk-min", f->chunk_min, "reuse moved chunks of at least this many tokens after the common prefix (0: off)")
+        ->capture_default_str();
     cmd->add_flag("-v,--verbose", f->verbose, "print every completion");
     cmd->add_flag("--json", f->json, "print the summary as JSON");
     cmd->callback([&state, f] {
@@ -215,7 +220,13 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         auto lm = inference::loaded_model::load(lo);
         if (!lm) { std::fprintf(stderr, "hearth bench trace: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
         boost::json::array summary;
-        if (!f->json) std::printf("%-28s %5s | %-26s | %-26s | %6s | %s\n", "trace", "n", "TTFT reuse median / p90 ms", "TTFT cold median / p90 ms", "ratio", "same text");
+        // With chunk reuse on, a prefix-only replay runs too, so one run shows both against cold.
+        const bool compare = f->chunk_min > 0;
+        if (!f->json) {
+            std::printf("%-20s %3s | %-24s | %s%-24s | %6s | %s\n", "trace", "n", "TTFT reuse median/p90 ms",
+                        compare ? "TTFT prefix-only med/p90 | " : "", "TTFT cold median/p90 ms", "ratio",
+                        compare ? "same text as cold: reuse, prefix-only" : "same text as cold");
+        }
         for (const auto & file : f->files) {
             std::ifstream in(file);
             if (!in) { std::fprintf(stderr, "hearth bench trace: cannot read '%s'\n", file.c_str()); state.exit_code = 1; return; }
@@ -223,37 +234,56 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
             ss << in.rdbuf();
             auto events = parse_trace(ss.str());
             if (!events) { std::fprintf(stderr, "hearth bench trace: %s: %s\n", file.c_str(), events.message().c_str()); state.exit_code = 1; return; }
-            replay_options on{true, f->n_predict}, off{false, f->n_predict};
+            replay_options on{true, f->n_predict, f->chunk_min}, prefix_only{true, f->n_predict, 0}, off{false, f->n_predict, 0};
             auto warm = replay(**lm, *events, on);
+            auto plain = compare ? replay(**lm, *events, prefix_only) : warm;
             auto cold = replay(**lm, *events, off);
-            if (!warm || !cold) {
-                std::fprintf(stderr, "hearth bench trace: %s: %s\n", file.c_str(), (!warm ? warm : cold).message().c_str());
-                state.exit_code = 1;
-                return;
+            for (const auto * r : {&warm, &plain, &cold}) {
+                if (!*r) {
+                    std::fprintf(stderr, "hearth bench trace: %s: %s\n", file.c_str(), r->message().c_str());
+                    state.exit_code = 1;
+                    return;
+                }
             }
-            std::vector<double> t_on, t_off;
-            int same = 0;
+            std::vector<double> t_on, t_plain, t_off;
+            int same = 0, same_plain = 0;
             for (size_t i = 0; i < warm->size(); ++i) {
                 const auto & a = (*warm)[i];
+                const auto & p = (*plain)[i];
                 const auto & b = (*cold)[i];
                 t_on.push_back(a.ttft_ms);
+                t_plain.push_back(p.ttft_ms);
                 t_off.push_back(b.ttft_ms);
                 same += a.text == b.text;
+                same_plain += p.text == b.text;
                 if (f->verbose)
-                    std::printf("  #%zu prompt %d: reuse %d reused / %d evaluated, TTFT %.1f ms, total %.1f ms | cold TTFT %.1f ms, total %.1f ms%s\n",
-                                i, a.n_prompt, a.n_reused, a.n_evaluated, a.ttft_ms, a.total_ms, b.ttft_ms, b.total_ms,
-                                a.text == b.text ? "" : "  (text differs)");
+                    std::printf("  #%zu prompt %d: reuse %d reused (%d shifted) / %d evaluated, TTFT %.1f ms, total %.1f ms | "
+                                "prefix-only %d evaluated, TTFT %.1f ms | cold TTFT %.1f ms, total %.1f ms%s\n",
+                                i, a.n_prompt, a.n_reused, a.n_shifted, a.n_evaluated, a.ttft_ms, a.total_ms, p.n_evaluated,
+                                p.ttft_ms, b.ttft_ms, b.total_ms, a.text == b.text ? "" : "  (text differs)");
             }
             const double m_on = percentile(t_on, 0.5), p_on = percentile(t_on, 0.9);
+            const double m_plain = percentile(t_plain, 0.5), p_plain = percentile(t_plain, 0.9);
             const double m_off = percentile(t_off, 0.5), p_off = percentile(t_off, 0.9);
             const std::string name = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
             if (f->json) {
-                summary.push_back({{"trace", name}, {"completions", warm->size()}, {"ttft_reuse_median_ms", m_on},
-                                   {"ttft_reuse_p90_ms", p_on}, {"ttft_cold_median_ms", m_off}, {"ttft_cold_p90_ms", p_off},
-                                   {"ratio_median", m_on > 0 ? m_off / m_on : 0}, {"same_text", same}});
+                boost::json::object o{{"trace", name}, {"completions", warm->size()}, {"ttft_reuse_median_ms", m_on},
+                                      {"ttft_reuse_p90_ms", p_on}, {"ttft_cold_median_ms", m_off}, {"ttft_cold_p90_ms", p_off},
+                                      {"ratio_median", m_on > 0 ? m_off / m_on : 0}, {"same_text", same}, {"chunk_min", f->chunk_min}};
+                if (compare) {
+                    o["ttft_prefix_only_median_ms"] = m_plain;
+                    o["ttft_prefix_only_p90_ms"] = p_plain;
+                    o["same_text_prefix_only"] = same_plain;
+                }
+                summary.push_back(std::move(o));
             } else {
-                std::printf("%-28s %5zu | %11.1f / %-12.1f | %11.1f / %-12.1f | %5.1fx | %d/%zu\n", name.c_str(), warm->size(), m_on,
-                            p_on, m_off, p_off, m_on > 0 ? m_off / m_on : 0, same, warm->size());
+                char mid[64] = "";
+                if (compare) std::snprintf(mid, sizeof mid, "%10.1f / %-11.1f | ", m_plain, p_plain);
+                char sm[64];
+                if (compare) std::snprintf(sm, sizeof sm, "%d/%zu, %d/%zu", same, warm->size(), same_plain, warm->size());
+                else std::snprintf(sm, sizeof sm, "%d/%zu", same, warm->size());
+                std::printf("%-20s %3zu | %10.1f / %-11.1f | %s%10.1f / %-11.1f | %5.1fx | %s\n", name.c_str(), warm->size(), m_on,
+                            p_on, mid, m_off, p_off, m_on > 0 ? m_off / m_on : 0, sm);
             }
             std::fflush(stdout);
         }

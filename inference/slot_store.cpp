@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -94,6 +95,34 @@ bool slot_store::has(const std::string & key) const {
 void slot_store::remove(const std::string & key) const {
     std::error_code ec;
     std::filesystem::remove(path_for(key), ec);
+}
+
+int slot_store::prune(uint64_t max_bytes) const {
+    namespace fs = std::filesystem;
+    struct entry {
+        fs::path path;
+        fs::file_time_type written;
+        uint64_t size;
+    };
+    std::vector<entry> files;
+    uint64_t total = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->path().extension() != ".slot") continue;
+        std::error_code e1, e2;
+        const auto size = it->file_size(e1);
+        const auto written = it->last_write_time(e2);
+        if (e1 || e2) continue;
+        files.push_back({it->path(), written, size});
+        total += size;
+    }
+    std::sort(files.begin(), files.end(), [](const entry & a, const entry & b) { return a.written < b.written; });
+    int removed = 0;
+    for (const auto & f : files) {
+        if (total <= max_bytes) break;
+        if (fs::remove(f.path, ec)) ++removed, total -= f.size;
+    }
+    return removed;
 }
 
 status slot_store::save(const std::string & key, const sequence & seq) {

@@ -52,6 +52,9 @@ public:
     // file is rejected (the reason says which check failed); `seq` is not changed then.
     result<bool> load(const std::string & key, sequence & seq, int32_t max_positions) const;
     void remove(const std::string & key) const;
+    // Deletes the least recently written slot files of this model until the rest take at
+    // most max_bytes; returns how many were deleted. Files of other models are not touched.
+    int prune(uint64_t max_bytes) const;
 
 private:
     std::string dir_;

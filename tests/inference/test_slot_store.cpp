@@ -3,6 +3,7 @@
 // extended, any flipped byte) is refused with a reason and leaves the sequence untouched.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -129,6 +130,30 @@ TEST_CASE("slot store round trip: same tokens, same rows, same next logits", "[i
     CHECK_FALSE(*none);
     store.remove("file:///x.cpp");
     CHECK_FALSE(store.has("file:///x.cpp"));
+}
+
+TEST_CASE("slot store prune deletes the oldest files down to a byte cap", "[inference][slot_store]") {
+    auto & t = tiny_model();
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    sequence a(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, a, prompt_of(50), logits).has_value());
+    const std::vector<std::string> keys{"k0", "k1", "k2", "k3"};
+    for (size_t i = 0; i < keys.size(); ++i) {
+        REQUIRE(store.save(keys[i], a).has_value());
+        // Distinct, increasing write times whatever the file system's clock resolution.
+        std::filesystem::last_write_time(store.path_for(keys[i]),
+                                         std::filesystem::file_time_type::clock::now() - std::chrono::hours(10 - i));
+    }
+    const uint64_t one = std::filesystem::file_size(store.path_for("k0"));
+    CHECK(store.prune(4 * one) == 0);
+    CHECK(store.prune(2 * one + one / 2) == 2);
+    CHECK_FALSE(store.has("k0"));
+    CHECK_FALSE(store.has("k1"));
+    CHECK(store.has("k2"));
+    CHECK(store.has("k3"));
+    CHECK(store.prune(0) == 2);
 }
 
 TEST_CASE("slot store refuses every bad file and leaves the sequence untouched", "[inference][slot_store]") {
