@@ -23,7 +23,7 @@ namespace hearth::daemon {
 namespace {
 
 struct daemon_flags {
-    std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config;
+    std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config, chat_template;
     std::optional<int32_t> tcp, threads;
     bool stdio = false;
     bool listen_any = false;
@@ -45,6 +45,7 @@ int run_daemon_command(const daemon_flags & f) {
     if (f.log_level) cfg.log_level = *f.log_level;
     if (f.log_file) cfg.log_file = *f.log_file;
     if (f.cache_type) cfg.cache_type = *f.cache_type;
+    if (f.chat_template) cfg.chat_template = *f.chat_template;
     if (f.kv_budget) {
         auto b = parse_bytes(*f.kv_budget);
         if (!b) {
@@ -76,6 +77,7 @@ int run_daemon_command(const daemon_flags & f) {
         eo.n_threads = cfg.threads;
         eo.cache_type = cfg.cache_type;
         eo.kv_budget_bytes = cfg.kv_budget_bytes;
+        eo.chat_template = cfg.chat_template;
         auto m = make_engine_model_service(eo);
         if (!m) {
             spdlog::critical("cannot load the model: {}", m.message());
@@ -121,6 +123,7 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--threads", f->threads, "Compute threads (0: one per physical core)")->check(CLI::Range(0, 1024));
     cmd->add_option("--cache-type", f->cache_type, "KV cache type: f16, q8_0, q4_0");
     cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget, e.g. 512MiB");
+    cmd->add_option("--chat-template", f->chat_template, "Chat format when the model has none: chatml, gemma, llama3, llama2");
     cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
     cmd->callback([f, &state] { state.exit_code = run_daemon_command(*f); });
 }

@@ -87,6 +87,7 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"model", string(F(model_path))},
         {"threads", integer(F(threads), 0, 1024)},
         {"cache-type", string(F(cache_type))},
+        {"chat-template", string(F(chat_template))},
         {"kv-budget", bytes(F(kv_budget_bytes))},
         {"runtime-dir", string(F(runtime_dir))},
         {"socket", string(F(socket_path))},

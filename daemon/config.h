@@ -46,6 +46,7 @@ struct daemon_config {
     int32_t threads = 0;                  // 0: the engine picks
     std::string cache_type = inference::k_default_cache_type;
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
+    std::string chat_template;            // "": the model's own tokenizer.chat_template
     std::string runtime_dir;              // "": default_runtime_dir(); holds socket, token, port, locks
     std::string socket_path;              // "": <runtime dir>/hearth.sock; "none": no Unix socket
     int32_t tcp_port = -1;                // -1: no TCP; 0: any free port (logged, and written to the runtime dir)

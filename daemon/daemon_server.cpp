@@ -115,6 +115,12 @@ status daemon_server::start_unix() {
     auto lock = file_lock::try_acquire(socket_path_ + ".lock");
     if (!lock) return fail("another hearth daemon is already serving ", socket_path_, " (", lock.message(), ")");
     socket_lock_.emplace(std::move(*lock));
+    // The lock file names the daemon that holds it (for `kill`, scripts and tests).
+    if (const int fd = ::open((socket_path_ + ".lock").c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW); fd >= 0) {
+        const std::string pid = std::to_string(::getpid()) + "\n";
+        if (::write(fd, pid.data(), pid.size()) < 0) spdlog::debug("{}.lock: cannot write the pid", socket_path_);
+        ::close(fd);
+    }
 
     struct stat st {};
     if (::lstat(socket_path_.c_str(), &st) == 0) {

@@ -157,6 +157,7 @@ struct engine_options {
     std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0 (the daemon passes its config)
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks (a fraction of free memory)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
+    std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
 };
 
 // Loads the model (maps, validates, warms the thread pool) and returns the service.

@@ -1,0 +1,246 @@
+// The real `hearth` binary on the tiny fixture model: stdio transport, signals, and the
+// `hearth lsp` shim starting one shared daemon for two editors at once.
+// The binary is found through HEARTH_BINARY_DIR (ctest sets it).
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "tests/daemon/test_client.h"
+
+using namespace hearth::daemon::testing;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+const std::string k_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf";
+
+std::string hearth_binary() {
+    const char * dir = std::getenv("HEARTH_BINARY_DIR");
+    INFO("HEARTH_BINARY_DIR is not set: run through ctest, or set it to the build directory");
+    REQUIRE(dir != nullptr);
+    const std::string bin = std::string(dir) + "/daemon/hearth";
+    INFO(bin);
+    REQUIRE(::access(bin.c_str(), X_OK) == 0);
+    return bin;
+}
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/hearth-b-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    return tmpl;
+}
+
+struct child {
+    pid_t pid = -1;
+    int to_child = -1;     // its stdin
+    int from_child = -1;   // its stdout
+};
+
+// Starts `hearth args...` with stdin/stdout on pipes and stderr into `log`.
+child spawn(const std::vector<std::string> & args, const std::string & log) {
+    std::signal(SIGPIPE, SIG_IGN);
+    int in[2], out[2];
+    REQUIRE(::pipe(in) == 0);
+    REQUIRE(::pipe(out) == 0);
+    const std::string bin = hearth_binary();
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(in[0], 0);
+        ::dup2(out[1], 1);
+        const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+        ::dup2(err, 2);
+        for (int fd = 3; fd < 256; ++fd) ::close(fd);
+        std::vector<char *> argv;
+        std::vector<std::string> all = {bin};
+        all.insert(all.end(), args.begin(), args.end());
+        for (auto & a : all) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(bin.c_str(), argv.data());
+        ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    return {pid, in[1], out[0]};
+}
+
+int wait_exit(pid_t pid, std::chrono::milliseconds timeout = 10s) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    int st = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        const pid_t r = ::waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        std::this_thread::sleep_for(10ms);
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &st, 0);
+    FAIL("process " << pid << " did not exit in time");
+    return -1;
+}
+
+std::string slurp(const std::string & path) {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout = 20s) {
+    auto r = c.reply_to(id, timeout);
+    REQUIRE(r);
+    INFO(json::serialize(*r));
+    REQUIRE(r->as_object().contains("result"));
+    return r->at("result");
+}
+
+void init(test_client & c) {
+    REQUIRE(c.request(1, "initialize", json::object{{"capabilities", json::object{}}}));
+    result_of(c, 1);
+    REQUIRE(c.notify("initialized"));
+}
+
+// The tiny model's head size (8) is too small for a q8_0 KV cache: f16 it is.
+// It has no chat template either: chatml formats its conversations.
+void write_config(const std::string & dir) {
+    std::ofstream(dir + "/hearth.toml") << "cache-type = \"f16\"\nchat-template = \"chatml\"\n";
+}
+
+std::vector<std::string> daemon_args(const std::string & dir) {
+    write_config(dir);
+    return {"daemon", "--model", k_model, "--runtime-dir", dir + "/run", "--log-file", "none",
+            "--log-level", "info", "--threads", "1", "--config", dir + "/hearth.toml"};
+}
+
+json::object doc_open(const std::string & uri, const std::string & text) {
+    return {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}};
+}
+
+}  // namespace
+
+TEST_CASE("hearth daemon --stdio serves the tiny model and exits with the LSP code", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    auto args = daemon_args(dir);
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///s.py", "Once upon a time, there was a little girl named Lily.\nShe ")));
+    json::object p{{"textDocument", {{"uri", "file:///s.py"}}},
+                   {"position", {{"line", 1}, {"character", 4}}},
+                   {"context", {{"triggerKind", 1}}}};
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
+    // stories260K has no fill-in-the-middle tokens: the engine refuses FIM with a clear
+    // error (-32803 request failed), and the daemon passes it on without falling over.
+    auto r2 = c.reply_to(2, 20s);
+    REQUIRE(r2);
+    INFO(json::serialize(*r2));
+    REQUIRE(r2->as_object().contains("error"));
+    CHECK(r2->at("error").at("code").as_int64() == -32803);
+    CHECK_THAT(std::string(r2->at("error").at("message").as_string()), Catch::Matchers::Contains("fill-in-the-middle"));
+    json::object chat{{"textDocument", {{"uri", "file:///s.py"}}},
+                      {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 1}, {"character", 0}}}}},
+                      {"prompt", "What happens next?"}};
+    REQUIRE(c.request(3, "hearth/chat", chat));
+    CHECK(result_of(c, 3).at("text").is_string());
+    REQUIRE(c.request(4, "hearth/status"));
+    auto st = result_of(c, 4);
+    CHECK(st.at("mappedBytes").as_int64() == 379168);   // the Q8_0 fixture's size
+    CHECK_FALSE(st.at("model").as_string().empty());
+    REQUIRE(c.request(5, "shutdown"));
+    result_of(c, 5);
+    REQUIRE(c.notify("exit"));
+    CHECK(wait_exit(ch.pid) == 0);
+    CHECK(c.wait_closed());
+    INFO(slurp(dir + "/stderr.log"));
+    CHECK(slurp(dir + "/stderr.log").find("critical") == std::string::npos);
+}
+
+TEST_CASE("hearth daemon --stdio: exit without shutdown is exit code 1", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    auto args = daemon_args(dir);
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("exit"));
+    CHECK(wait_exit(ch.pid) == 1);
+}
+
+TEST_CASE("hearth daemon: SIGTERM answers what is in flight and removes the socket", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    child ch = spawn(daemon_args(dir), dir + "/stderr.log");
+    const std::string sock = dir + "/run/hearth.sock";
+    // The daemon is starting: retry the connection for up to 10 s.
+    auto connect = [&sock] {
+        for (int i = 0; i < 1000; ++i) {
+            if (auto t = test_client::connect_unix(sock)) return t;
+            std::this_thread::sleep_for(10ms);
+        }
+        return std::optional<test_client>();
+    };
+    auto c = connect();
+    INFO(slurp(dir + "/stderr.log"));
+    REQUIRE(c);
+    struct stat st {};
+    REQUIRE(::stat(sock.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0600);
+    init(*c);
+    REQUIRE(c->notify("textDocument/didOpen", doc_open("file:///t.py", "Tom had a big red ball.\n")));
+    json::object chat{{"textDocument", {{"uri", "file:///t.py"}}},
+                      {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 1}, {"character", 0}}}}},
+                      {"prompt", "Tell a story."}, {"partialResultToken", "p"}};
+    REQUIRE(c->request(2, "hearth/chat", chat));
+    auto first = c->next(10s);   // generation has started (or already finished)
+    REQUIRE(first);
+    if (!first->as_object().contains("method")) c->skipped.push_back(*first);   // the reply itself
+    ::kill(ch.pid, SIGTERM);
+    auto r = c->reply_to(2, 10s);
+    REQUIRE(r);   // answered: the whole text if it finished first, else -32800
+    if (r->as_object().contains("error")) CHECK(r->at("error").at("code").as_int64() == -32800);
+    CHECK(wait_exit(ch.pid) == 0);
+    CHECK(::stat(sock.c_str(), &st) != 0);
+    CHECK(::stat((dir + "/run/hearth.token").c_str(), &st) != 0);
+}
+
+TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    write_config(dir);
+    const std::vector<std::string> shim = {"lsp", "--model", k_model, "--runtime-dir", dir + "/run",
+                                           "--log-file", dir + "/daemon.log", "--log-level", "info",
+                                           "--config", dir + "/hearth.toml"};
+    child a = spawn(shim, dir + "/a.log");
+    child b = spawn(shim, dir + "/b.log");
+    test_client ca(a.from_child, a.to_child), cb(b.from_child, b.to_child);
+    INFO(slurp(dir + "/a.log") << slurp(dir + "/b.log") << slurp(dir + "/daemon.log"));
+    init(ca);
+    init(cb);
+    REQUIRE(ca.request(2, "hearth/status"));
+    CHECK(result_of(ca, 2).at("connections").as_int64() == 2);
+    // Exactly one daemon: the socket's lock names it; its log shows one start.
+    const std::string pid_text = slurp(dir + "/run/hearth.sock.lock");
+    const pid_t daemon_pid = static_cast<pid_t>(std::atol(pid_text.c_str()));
+    REQUIRE(daemon_pid > 0);
+    const std::string log = slurp(dir + "/daemon.log");
+    size_t starts = 0;
+    for (size_t p = log.find("listening on unix socket"); p != std::string::npos; p = log.find("listening on unix socket", p + 1)) ++starts;
+    CHECK(starts == 1);
+    // An editor closing its stdin ends only its own shim.
+    ::close(a.to_child);
+    CHECK(wait_exit(a.pid) == 0);
+    REQUIRE(cb.request(3, "hearth/status"));
+    CHECK(result_of(cb, 3).at("connections").as_int64() == 1);
+    // The daemon stopping ends the other shim.
+    ::kill(daemon_pid, SIGTERM);
+    CHECK(cb.wait_closed(10s));
+    CHECK(wait_exit(b.pid) == 0);
+}
