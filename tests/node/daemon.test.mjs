@@ -4,9 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ResponseError } from 'vscode-jsonrpc/node.js';
 import { InitializeRequest, DidOpenTextDocumentNotification, DidChangeTextDocumentNotification,
-         InlineCompletionRequest, InlineCompletionTriggerKind } from 'vscode-languageserver-protocol';
+         InlineCompletionRequest } from 'vscode-languageserver-protocol';
 import { connectClient, initialize, rawClient, rawInitialize, startDaemon, frame } from './harness.mjs';
 
+// LSP 3.18 numbers the trigger kinds Invoked = 1, Automatic = 2; vscode-languageserver-protocol
+// 3.17.5's proposed InlineCompletionTriggerKind still says 0 and 1, so the wire values are spelled out.
+const INVOKED = 1;
+const AUTOMATIC = 2;
 const uri = 'file:///work/demo.py';
 const text = 'def greet(name):\n    # héllo 🙂 wörld\n    print("hi", name)\n\ndef main():\n    ';
 
@@ -70,7 +74,7 @@ describe('documents and completion', () => {
     // an unknown document or a bad position would be -32602.
     await assert.rejects(conn.sendRequest(InlineCompletionRequest.type, {
       textDocument: { uri }, position: { line: 1, character: 19 },
-      context: { triggerKind: InlineCompletionTriggerKind.Invoked },
+      context: { triggerKind: INVOKED },
     }), (e) => e instanceof ResponseError && e.code === -32803 && /fill-in-the-middle/.test(e.message));
     const st = await conn.sendRequest('hearth/status');
     await conn.sendNotification('hearth/didAccept', { uri, id: '1' });
