@@ -31,7 +31,7 @@ async function runClient(d, k, stats) {
   c.sock.on('data', () => {});
   const seen = () => {
     for (const m of c.messages.splice(0)) {
-      if (!('id' in m) || 'method' in m) continue;
+      if (!('id' in m) || 'method' in m || m.id <= 1000 * (k + 1)) continue;   // only the completions (not initialize)
       counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
       if (m.error) {
         if (m.error.code === -32800) stats.cancelled++;
