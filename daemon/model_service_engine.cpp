@@ -222,6 +222,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     lo.model_path = opts.model_path;
     lo.n_threads = opts.n_threads;
     lo.cache_type = opts.cache_type;
+    lo.chat_template = opts.chat_template;
     lo.n_ctx = opts.n_ctx;
     auto lm = inference::loaded_model::load(lo);
     if (!lm) return lm.error();
