@@ -9,6 +9,7 @@
 #include <random>
 
 #include "inference/engine.h"
+#include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/kv_shift.h"
 #include "inference/model.h"
@@ -19,28 +20,9 @@
 
 using namespace hearth;
 using namespace hearth::inference;
+using namespace hearth::inference::testing;
 
 namespace {
-
-struct tiny {
-    gguf::gguf_file file;
-    model mdl;
-    std::unique_ptr<kernels::thread_pool> pool;
-    std::unique_ptr<engine> eng;
-};
-
-tiny & tiny_model() {
-    static tiny * t = [] {
-        auto f = gguf::gguf_file::open(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf");
-        REQUIRE(f.has_value());
-        auto m = model::load(*f);
-        REQUIRE(m.has_value());
-        auto * out = new tiny{std::move(*f), std::move(*m), std::make_unique<kernels::thread_pool>(2), nullptr};
-        out->eng = std::make_unique<engine>(out->mdl, *out->pool, /*n_batch=*/64);  // prompts span several batches
-        return out;
-    }();
-    return *t;
-}
 
 std::vector<token_id> random_tokens(size_t n, uint32_t seed, int32_t n_vocab) {
     std::mt19937 rng(seed);
@@ -67,7 +49,7 @@ struct edit {
 }  // namespace
 
 TEST_CASE("prefix reuse gives bitwise the logits and greedy tokens of a cold evaluation", "[inference][sequence]") {
-    auto & t = tiny_model();
+    auto & t = tiny_model(64);
     const auto type = GENERATE(kernels::tensor_type::f32, kernels::tensor_type::f16);
     const edit e = GENERATE(edit{"first token", 0, 1, 1}, edit{"near the top", 5, 0, 3}, edit{"middle", 150, 2, 1},
                             edit{"batch edge", 64, 1, 4}, edit{"last token", 299, 1, 1}, edit{"append", 300, 0, 7},
@@ -104,7 +86,7 @@ TEST_CASE("prefix reuse gives bitwise the logits and greedy tokens of a cold eva
 
 TEST_CASE("prefill with reuse off evaluates everything; an unchanged prompt re-evaluates only its last token",
           "[inference][sequence]") {
-    auto & t = tiny_model();
+    auto & t = tiny_model(64);
     const auto p = random_tokens(100, 3, t.mdl.hp().n_vocab);
     sequence seq(t.eng->make_cache(kernels::tensor_type::f32, 512));
     std::vector<float> a, b;
@@ -122,7 +104,7 @@ TEST_CASE("prefill with reuse off evaluates everything; an unchanged prompt re-e
 
 TEST_CASE("prefill refuses an empty prompt, one longer than the context, and a token outside the vocabulary",
           "[inference][sequence]") {
-    auto & t = tiny_model();
+    auto & t = tiny_model(64);
     sequence seq(t.eng->make_cache(kernels::tensor_type::f32, 64));
     std::vector<float> logits;
     CHECK_THAT(prefill(*t.eng, seq, std::vector<token_id>{}, logits).message(), Catch::Contains("empty"));
@@ -155,7 +137,7 @@ TEST_CASE("find_chunks finds moved runs in order and never the last prompt token
 
 TEST_CASE("chunk reuse moves rows to where a cold pass puts them (layer 0 depends on token and position only)",
           "[inference][sequence][kv_shift]") {
-    auto & t = tiny_model();
+    auto & t = tiny_model(64);
     const auto type = GENERATE(kernels::tensor_type::f32, kernels::tensor_type::f16);
     INFO("cache " << kernels::tensor_type_info(type).name);
     const int32_t n_vocab = t.mdl.hp().n_vocab;

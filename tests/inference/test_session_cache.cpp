@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "inference/engine.h"
+#include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/model.h"
 #include "inference/session_cache.h"
@@ -17,28 +18,9 @@
 
 using namespace hearth;
 using namespace hearth::inference;
+using namespace hearth::inference::testing;
 
 namespace {
-
-struct tiny {
-    gguf::gguf_file file;
-    model mdl;
-    std::unique_ptr<kernels::thread_pool> pool;
-    std::unique_ptr<engine> eng;
-};
-
-tiny & tiny_model() {
-    static tiny * t = [] {
-        auto f = gguf::gguf_file::open(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf");
-        REQUIRE(f.has_value());
-        auto m = model::load(*f);
-        REQUIRE(m.has_value());
-        auto * out = new tiny{std::move(*f), std::move(*m), std::make_unique<kernels::thread_pool>(2), nullptr};
-        out->eng = std::make_unique<engine>(out->mdl, *out->pool);
-        return out;
-    }();
-    return *t;
-}
 
 // One 256-position step of the tiny model's f16 cache.
 uint64_t step_bytes() {

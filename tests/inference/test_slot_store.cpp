@@ -12,36 +12,16 @@
 #include <unistd.h>
 
 #include "inference/engine.h"
+#include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/model.h"
 #include "inference/slot_store.h"
 
 using namespace hearth;
 using namespace hearth::inference;
+using namespace hearth::inference::testing;
 
 namespace {
-
-struct tiny {
-    gguf::gguf_file file;
-    model mdl;
-    std::unique_ptr<kernels::thread_pool> pool;
-    std::unique_ptr<engine> eng;
-};
-
-const std::string k_model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
-
-tiny & tiny_model() {
-    static tiny * t = [] {
-        auto f = gguf::gguf_file::open(k_model_path);
-        REQUIRE(f.has_value());
-        auto m = model::load(*f);
-        REQUIRE(m.has_value());
-        auto * out = new tiny{std::move(*f), std::move(*m), std::make_unique<kernels::thread_pool>(2), nullptr};
-        out->eng = std::make_unique<engine>(out->mdl, *out->pool);
-        return out;
-    }();
-    return *t;
-}
 
 struct temp_dir {
     std::string path = (std::filesystem::temp_directory_path() / ("hearth-slot-store-" + std::to_string(::getpid()))).string();
@@ -66,7 +46,7 @@ std::vector<token_id> prompt_of(int n) {
 }
 
 model_identity the_model() {
-    auto id = identify_model(k_model_path);
+    auto id = identify_model(k_tiny_model_path);
     REQUIRE(id.has_value());
     return *id;
 }
