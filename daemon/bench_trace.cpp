@@ -147,7 +147,7 @@ result<std::vector<record>> replay(inference::loaded_model & lm, const std::vect
         in.prefix = window.prefix;
         in.suffix = window.suffix;
         in.path = e.uri;
-        auto prompt = inference::build_fim_prompt(lm.vocab(), in);
+        auto prompt = inference::build_completion_prompt(lm.vocab(), in);
         if (!prompt) return prompt.error();
         if (static_cast<int64_t>(prompt->size()) + ro.n_predict > lm.n_ctx()) return fail("trace event ", i + 1, ": the prompt does not fit the context");
 

@@ -171,7 +171,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         }
         auto lm = load(*cf);
         if (!lm) { std::fprintf(stderr, "hearth: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
-        auto prompt = inference::build_fim_prompt((*lm)->vocab(), in);
+        auto prompt = inference::build_completion_prompt((*lm)->vocab(), in);
         if (!prompt) { std::fprintf(stderr, "hearth complete: %s\n", prompt.message().c_str()); state.exit_code = 1; return; }
         inference::generation_params params;
         params.n_predict = cf->n_predict;

@@ -35,6 +35,9 @@ namespace {
 
 struct lsp_flags {
     std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level;
+    // Passed to a daemon this command starts (an already running one keeps its settings).
+    std::optional<std::string> cache_type, kv_budget, chat_template;
+    std::optional<int> threads;
     int start_timeout_ms = 30000;
     bool no_start = false;
 };
@@ -77,6 +80,10 @@ status start_daemon(const lsp_flags & f, const std::string & socket, int timeout
     if (f.config) args.insert(args.end(), {"--config", *f.config});
     if (f.log_file) args.insert(args.end(), {"--log-file", *f.log_file});
     if (f.log_level) args.insert(args.end(), {"--log-level", *f.log_level});
+    if (f.threads) args.insert(args.end(), {"--threads", std::to_string(*f.threads)});
+    if (f.cache_type) args.insert(args.end(), {"--cache-type", *f.cache_type});
+    if (f.kv_budget) args.insert(args.end(), {"--kv-budget", *f.kv_budget});
+    if (f.chat_template) args.insert(args.end(), {"--chat-template", *f.chat_template});
     const pid_t child = ::fork();
     if (child < 0) return fail("fork: ", std::strerror(errno));
     if (child == 0) {
@@ -186,6 +193,11 @@ void add_lsp_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
     cmd->add_option("--log-file", f->log_file, "Log file of a daemon this command starts");
     cmd->add_option("--log-level", f->log_level, "Log level (the shim's and a started daemon's)");
+    cmd->add_option("--threads", f->threads, "Compute threads of a daemon this command starts (0: one per physical core)")
+        ->check(CLI::Range(0, 1024));
+    cmd->add_option("--cache-type", f->cache_type, "KV cache type of a daemon this command starts: f16, q8_0, q4_0");
+    cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget of a daemon this command starts, e.g. 512MiB");
+    cmd->add_option("--chat-template", f->chat_template, "Chat format of a daemon this command starts, when the model has none");
     cmd->add_option("--start-timeout-ms", f->start_timeout_ms, "How long to wait for a started daemon")->check(CLI::Range(100, 600000));
     cmd->add_flag("--no-start", f->no_start, "Only connect; fail if no daemon runs");
     cmd->callback([f, &state] { state.exit_code = run_lsp_command(*f); });

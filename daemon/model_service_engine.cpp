@@ -42,8 +42,9 @@ uint64_t physical_memory_bytes() {
 // suffix (the text before the cursor says more about what comes next).
 result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab & v, inference::fim_input in,
                                              size_t max_tokens) {
+    if (!inference::has_fim(v)) in.suffix.clear();   // a prefix-only prompt: the suffix costs nothing
     for (int round = 0; round < 64; ++round) {
-        auto prompt = inference::build_fim_prompt(v, in);
+        auto prompt = inference::build_completion_prompt(v, in);
         if (!prompt) return prompt.error();
         if (prompt->size() <= max_tokens) return prompt;
         if (!in.extra.empty()) {

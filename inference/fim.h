@@ -36,4 +36,9 @@ bool has_fim(const tokenizer::vocab & v);
 // Token ids of the prompt; the error says which FIM token the model lacks.
 result<std::vector<token_id>> build_fim_prompt(const tokenizer::vocab & v, const fim_input & in);
 
+// The prompt for a completion at the cursor: the FIM prompt where the model has FIM tokens,
+// else a plain continuation of the prefix ([BOS] prefix; the suffix and extra context are
+// dropped), so a base model without FIM training still completes what comes next.
+result<std::vector<token_id>> build_completion_prompt(const tokenizer::vocab & v, const fim_input & in);
+
 }  // namespace hearth::inference

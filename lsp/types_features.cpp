@@ -21,10 +21,14 @@ inline_completion_context tag_invoke(const json::value_to_tag<inline_completion_
     const auto & o = object_of(v);
     inline_completion_context c;
     const int32_t kind = field<int32_t>(o, "triggerKind");
-    if (kind != 1 && kind != 2) {
+    // LSP 3.18 numbers the kinds 1 (Invoked) and 2 (Automatic). Clients built on the 3.17
+    // proposal's types (vscode-languageserver-types 3.17.x) send 0 for Invoked and 1 for
+    // Automatic; 0 is read as Invoked, and their 1 as the 3.18 Invoked (more candidates,
+    // never a wrong answer).
+    if (kind < 0 || kind > 2) {
         throw field_error("triggerKind", "expected 1 (Invoked) or 2 (Automatic), got " + std::to_string(kind));
     }
-    c.triggerKind = static_cast<inline_completion_trigger_kind>(kind);
+    c.triggerKind = kind == 2 ? inline_completion_trigger_kind::automatic : inline_completion_trigger_kind::invoked;
     c.selectedCompletionInfo = optional_field<selected_completion_info>(o, "selectedCompletionInfo");
     return c;
 }

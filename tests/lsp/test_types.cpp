@@ -66,6 +66,20 @@ TEST_CASE("types: wrong-typed and missing fields name the field", "[lsp][types]"
           "m: invalid params: params.capabilities: missing required field");
 }
 
+TEST_CASE("types: inline completion trigger kinds of LSP 3.18 and of the 3.17 proposal", "[lsp][types]") {
+    auto kind_of = [](int k) {
+        const auto s = R"({"textDocument":{"uri":"u"},"position":{"line":0,"character":0},"context":{"triggerKind":)" +
+                       std::to_string(k) + "}}";
+        return parse_params<inline_completion_params>(json::parse(s), "m")->context.triggerKind;
+    };
+    CHECK(kind_of(1) == inline_completion_trigger_kind::invoked);     // 3.18 Invoked
+    CHECK(kind_of(2) == inline_completion_trigger_kind::automatic);   // 3.18 Automatic
+    CHECK(kind_of(0) == inline_completion_trigger_kind::invoked);     // 3.17 proposal's Invoked
+    CHECK(error_of<inline_completion_params>(
+              R"({"textDocument":{"uri":"u"},"position":{"line":0,"character":0},"context":{"triggerKind":-1}})") ==
+          "m: invalid params: params.context.triggerKind: expected 1 (Invoked) or 2 (Automatic), got -1");
+}
+
 TEST_CASE("types: initialize params and result", "[lsp][types]") {
     auto p = parse_params<initialize_params>(json::parse(R"({"processId":null,"clientInfo":{"name":"Neovim","version":"0.9"},
         "capabilities":{"general":{"positionEncodings":["utf-32","utf-16"]},"window":{"workDoneProgress":true},

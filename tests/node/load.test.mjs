@@ -35,7 +35,6 @@ async function runClient(d, k, stats) {
       counts.set(m.id, (counts.get(m.id) ?? 0) + 1);
       if (m.error) {
         if (m.error.code === -32800) stats.cancelled++;
-        else if (m.error.code === -32803 && /fill-in-the-middle/.test(m.error.message)) stats.noFim++;
         else stats.otherErrors.push(m.error);
       } else {
         stats.ok++;
@@ -84,9 +83,9 @@ test(`load: ${N_CLIENTS} clients x ${N_REQUESTS} completions with cancellations`
   const d = await startDaemon();
   try {
     const rssStart = d.rssKiB();
-    // stories260K has no FIM tokens: a request that runs gets the engine's -32803 refusal;
-    // with a FIM model it gets items. Either way it is answered exactly once.
-    const stats = { ok: 0, cancelled: 0, noFim: 0, nonEmpty: 0, otherErrors: [] };
+    // stories260K has no FIM tokens: each request that runs continues the text before the
+    // cursor (the engine's prefix-only prompt), so every one is a real completion.
+    const stats = { ok: 0, cancelled: 0, nonEmpty: 0, otherErrors: [] };
     const t0 = Date.now();
     const all = await Promise.all(Array.from({ length: N_CLIENTS }, (_, k) => runClient(d, k, stats)));
     const seconds = (Date.now() - t0) / 1000;
@@ -96,9 +95,12 @@ test(`load: ${N_CLIENTS} clients x ${N_REQUESTS} completions with cancellations`
       for (const [rid, n] of counts) assert.equal(n, 1, `request ${rid} answered ${n} times`);
     }
     assert.deepEqual(stats.otherErrors, []);
-    assert.ok(stats.ok + stats.noFim > 0 && stats.cancelled > 0, JSON.stringify(stats));
+    assert.ok(stats.nonEmpty > 0 && stats.cancelled > 0, JSON.stringify(stats));
+    // Flat: four documents' KV slots on the tiny model are a few hundred KiB; a leak per
+    // request (800 of them) would show as tens of MiB.
+    assert.ok(rssEnd - rssStart < 16 * 1024, `daemon RSS grew from ${rssStart} to ${rssEnd} KiB`);
     console.log(`load: ${N_CLIENTS * N_REQUESTS} requests in ${seconds.toFixed(1)} s: ${stats.ok} answered ` +
-                `(${stats.nonEmpty} with items), ${stats.noFim} refused (no FIM tokens), ${stats.cancelled} cancelled; daemon RSS ${rssStart} KiB at start, ${rssEnd} KiB at end`);
+                `(${stats.nonEmpty} with items), ${stats.cancelled} cancelled; daemon RSS ${rssStart} KiB at start, ${rssEnd} KiB at end`);
   } finally {
     const r = await d.stop();
     assert.equal(r.code, 0, d.stderr());
