@@ -17,13 +17,15 @@
 #include "daemon/daemon_server.h"
 #include "daemon/logging.h"
 #include "daemon/model_service.h"
+#include "inference/slot_store.h"
 
 namespace hearth::daemon {
 
 namespace {
 
 struct daemon_flags {
-    std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config, chat_template;
+    std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config, chat_template,
+        slot_dir;
     std::optional<int32_t> tcp, threads;
     bool stdio = false;
     bool listen_any = false;
@@ -46,6 +48,7 @@ int run_daemon_command(const daemon_flags & f) {
     if (f.log_file) cfg.log_file = *f.log_file;
     if (f.cache_type) cfg.cache_type = *f.cache_type;
     if (f.chat_template) cfg.chat_template = *f.chat_template;
+    if (f.slot_dir) cfg.slot_dir = *f.slot_dir;
     if (f.kv_budget) {
         auto b = parse_bytes(*f.kv_budget);
         if (!b) {
@@ -78,6 +81,12 @@ int run_daemon_command(const daemon_flags & f) {
         eo.cache_type = cfg.cache_type;
         eo.kv_budget_bytes = cfg.kv_budget_bytes;
         eo.chat_template = cfg.chat_template;
+        eo.slot_disk_budget_bytes = cfg.slot_disk_budget_bytes;
+        if (cfg.slot_dir != "none") {
+            auto dir = cfg.slot_dir.empty() ? inference::default_slot_dir() : result<std::string>(cfg.slot_dir);
+            if (dir) eo.slot_dir = *dir;
+            else spdlog::warn("KV slots will not be persisted: {}", dir.message());
+        }
         auto m = make_engine_model_service(eo);
         if (!m) {
             spdlog::critical("cannot load the model: {}", m.message());
@@ -124,6 +133,7 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--cache-type", f->cache_type, "KV cache type: f16, q8_0, q4_0");
     cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget, e.g. 512MiB");
     cmd->add_option("--chat-template", f->chat_template, "Chat format when the model has none: chatml, gemma, llama3, llama2");
+    cmd->add_option("--slot-dir", f->slot_dir, "Where KV slots persist across restarts ('none': nowhere; default ~/.cache/hearth/slots)");
     cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
     cmd->callback([f, &state] { state.exit_code = run_daemon_command(*f); });
 }

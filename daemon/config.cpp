@@ -89,6 +89,8 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"cache-type", string(F(cache_type))},
         {"chat-template", string(F(chat_template))},
         {"kv-budget", bytes(F(kv_budget_bytes))},
+        {"slot-dir", string(F(slot_dir))},
+        {"slot-disk-budget", bytes(F(slot_disk_budget_bytes))},
         {"runtime-dir", string(F(runtime_dir))},
         {"socket", string(F(socket_path))},
         {"tcp", integer(F(tcp_port), -1, 65535)},

@@ -47,6 +47,8 @@ struct daemon_config {
     std::string cache_type = inference::k_default_cache_type;
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
     std::string chat_template;            // "": the model's own tokenizer.chat_template
+    std::string slot_dir;                 // "": default_slot_dir(); "none": KV slots are not persisted
+    uint64_t slot_disk_budget_bytes = 1ull << 30;   // slot files kept per model
     std::string runtime_dir;              // "": default_runtime_dir(); holds socket, token, port, locks
     std::string socket_path;              // "": <runtime dir>/hearth.sock; "none": no Unix socket
     int32_t tcp_port = -1;                // -1: no TCP; 0: any free port (logged, and written to the runtime dir)

@@ -304,6 +304,8 @@ int daemon_server::run() {
     io_.run();
     for (auto & t : threads) t.join();
     sched_->stop();
+    if (model_)
+        if (auto s = model_->persist(); !s) spdlog::warn("saving the KV slots: {}", s.message());
     spdlog::info("daemon stopped");
     return exit_code_.load();
 }

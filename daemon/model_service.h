@@ -148,6 +148,10 @@ public:
 
     // Thread-safe snapshot; never waits for a running generation.
     virtual model_status status() const = 0;
+
+    // Writes what should survive a restart (the KV slots, where persistence is on). Called
+    // once when the daemon stops, after the compute worker has finished.
+    virtual hearth::status persist() { return {}; }
 };
 
 // What the daemon's command line and config file say about the model.
@@ -158,6 +162,8 @@ struct engine_options {
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks (a fraction of free memory)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
+    std::string slot_dir;             // KV slots persist under this directory; "": not at all
+    uint64_t slot_disk_budget_bytes = 1ull << 30;   // slot files of this model kept after persist()
 };
 
 // Loads the model (maps, validates, warms the thread pool) and returns the service.

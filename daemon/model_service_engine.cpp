@@ -14,6 +14,7 @@
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
 #include "inference/session_cache.h"
+#include "inference/slot_store.h"
 
 namespace hearth::daemon {
 namespace {
@@ -68,8 +69,11 @@ result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab &
 
 class engine_model_service final : public model_service {
 public:
-    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget)
-        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget) {
+    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget,
+                         std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget)
+        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget),
+          store_(std::move(store)), slot_disk_budget_(slot_disk_budget) {
+        if (store_) sessions_.attach_store(store_.get());
         base_status_.loaded = true;
         base_status_.model_name = lm_->name();
         base_status_.model_path = lm_->path();
@@ -104,6 +108,7 @@ public:
         completion out;
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
             auto seq = sessions_.acquire(req.uri, static_cast<int32_t>(prompt->size()) + req.n_predict);
+            log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
             auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits);
@@ -158,6 +163,7 @@ public:
             return fail("the conversation (", prompt.size(), " tokens) and ", req.n_predict,
                         " new tokens do not fit the context of ", lm_->n_ctx());
         auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + req.n_predict);
+        log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
         auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits);
@@ -183,9 +189,22 @@ public:
     }
 
     void release_document(std::string_view uri) override {
-        sessions_.erase(std::string(uri));
-        sessions_.erase("chat:" + std::string(uri));
+        // Written to the slot store (when on), so reopening the file starts warm.
+        sessions_.evict(std::string(uri));
+        sessions_.evict("chat:" + std::string(uri));
+        log_store_warnings();
         publish(std::nullopt);
+    }
+
+    hearth::status persist() override {
+        if (!store_) return {};
+        auto s = sessions_.save_all();
+        log_store_warnings();
+        const auto st = sessions_.stats();
+        const int pruned = store_->prune(slot_disk_budget_);
+        spdlog::info("KV slots: {} written to {} ({} read back this run, {} refused){}", st.n_saved, store_->dir(),
+                     st.n_restored, st.n_rejected, pruned ? fmt::format("; {} old slot files pruned", pruned) : "");
+        return s;
     }
 
     model_status status() const override {
@@ -208,8 +227,15 @@ private:
         status_.generate_tokens_per_s = last_.t_generate_ms > 0 ? last_.n_generated * 1000.0 / last_.t_generate_ms : 0;
     }
 
+    // A slot file that was refused (wrong model, truncated, corrupted) or could not be written.
+    void log_store_warnings() {
+        for (const auto & w : sessions_.take_warnings()) spdlog::warn("KV slot store: {}", w);
+    }
+
     std::unique_ptr<inference::loaded_model> lm_;
     inference::session_cache sessions_;
+    std::unique_ptr<inference::slot_store> store_;   // declared after sessions_: outlives its use there
+    uint64_t slot_disk_budget_;
     model_status base_status_;
     generation_timings last_;
     mutable std::mutex status_mutex_;
@@ -238,7 +264,14 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
                                   static_cast<uint64_t>((*lm)->n_ctx());
         budget = std::max(budget, one_slot);
     }
-    return std::unique_ptr<model_service>(new engine_model_service(std::move(*lm), budget));
+    std::unique_ptr<inference::slot_store> store;
+    if (!opts.slot_dir.empty()) {
+        auto id = inference::identify_model(opts.model_path);
+        if (!id) return id.error();
+        store = std::make_unique<inference::slot_store>(opts.slot_dir, *id);
+    }
+    return std::unique_ptr<model_service>(
+        new engine_model_service(std::move(*lm), budget, std::move(store), opts.slot_disk_budget_bytes));
 }
 
 }  // namespace hearth::daemon

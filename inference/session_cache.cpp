@@ -93,6 +93,13 @@ void session_cache::erase(const std::string & key) {
     slots_.erase(it);
 }
 
+void session_cache::evict(const std::string & key) {
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return;
+    if (store_) save_slot(key, *it->second.seq);
+    erase(key);
+}
+
 std::vector<std::string> session_cache::keys_by_recency() const {
     return {lru_.begin(), lru_.end()};
 }

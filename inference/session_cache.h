@@ -61,6 +61,9 @@ public:
 
     // Drops the slot without saving it.
     void erase(const std::string & key);
+    // Drops the slot, writing it to the store first when one is attached (a closed document:
+    // reopening it starts from the file).
+    void evict(const std::string & key);
     bool contains(const std::string & key) const { return slots_.count(key) != 0; }
     // Keys from most to least recently used.
     std::vector<std::string> keys_by_recency() const;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -112,7 +113,8 @@ void init(test_client & c) {
 // The tiny model's head size (8) is too small for a q8_0 KV cache: f16 it is.
 // It has no chat template either: chatml formats its conversations.
 void write_config(const std::string & dir) {
-    std::ofstream(dir + "/hearth.toml") << "cache-type = \"f16\"\nchat-template = \"chatml\"\n";
+    std::ofstream(dir + "/hearth.toml") << "cache-type = \"f16\"\nchat-template = \"chatml\"\nslot-dir = \"" << dir
+                                        << "/slots\"\n";
 }
 
 std::vector<std::string> daemon_args(const std::string & dir) {
@@ -161,6 +163,70 @@ TEST_CASE("hearth daemon --stdio serves the tiny model and exits with the LSP co
     CHECK(c.wait_closed());
     INFO(slurp(dir + "/stderr.log"));
     CHECK(slurp(dir + "/stderr.log").find("critical") == std::string::npos);
+}
+
+namespace {
+
+// One --stdio daemon session: open the document, complete at its end, report the status.
+json::value complete_in_fresh_daemon(const std::string & dir, const std::string & text, bool close_first) {
+    auto args = daemon_args(dir);
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///story.txt", text)));
+    json::object p{{"textDocument", {{"uri", "file:///story.txt"}}},
+                   {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
+                   {"context", {{"triggerKind", 2}}}};
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
+    result_of(c, 2);
+    REQUIRE(c.request(3, "hearth/status"));
+    auto st = result_of(c, 3);
+    if (close_first) REQUIRE(c.notify("textDocument/didClose", json::object{{"textDocument", {{"uri", "file:///story.txt"}}}}));
+    REQUIRE(c.request(4, "shutdown"));
+    result_of(c, 4);
+    REQUIRE(c.notify("exit"));
+    CHECK(wait_exit(ch.pid) == 0);
+    return st;
+}
+
+std::vector<std::string> slot_files(const std::string & dir) {
+    std::vector<std::string> out;
+    if (!std::filesystem::exists(dir)) return out;
+    for (const auto & e : std::filesystem::recursive_directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".slot") out.push_back(e.path());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("hearth daemon: KV slots persist across a restart; a corrupted slot file is ignored", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    const std::string text = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
+    // Cold: nothing cached; the slot is written when the daemon stops.
+    auto cold = complete_in_fresh_daemon(dir, text, false);
+    CHECK(cold.at("lastCachedTokens").as_int64() == 0);
+    const auto files = slot_files(dir + "/slots");
+    REQUIRE(files.size() == 1);
+    // Restarted: the same document starts from the file; only the last prompt token is
+    // evaluated again (its logits are needed), the rest comes from disk. Closing the document
+    // writes the slot again.
+    auto warm = complete_in_fresh_daemon(dir, text, true);
+    CHECK(warm.at("lastPromptTokens").as_int64() == cold.at("lastPromptTokens").as_int64());
+    CHECK(warm.at("lastCachedTokens").as_int64() == warm.at("lastPromptTokens").as_int64() - 1);
+    REQUIRE(slot_files(dir + "/slots").size() == 1);
+
+    // A torn file (cut in half): refused with a warning, removed, and the completion runs cold.
+    const auto size = std::filesystem::file_size(files[0]);
+    std::filesystem::resize_file(files[0], size / 2);
+    std::filesystem::remove(dir + "/stderr.log");
+    auto torn = complete_in_fresh_daemon(dir, text, false);
+    CHECK(torn.at("lastCachedTokens").as_int64() == 0);
+    const std::string log = slurp(dir + "/stderr.log");
+    INFO(log);
+    CHECK(log.find("KV slot store") != std::string::npos);
+    CHECK(log.find("critical") == std::string::npos);
+    CHECK(std::filesystem::file_size(files[0]) == size);   // written whole again at the stop
 }
 
 TEST_CASE("hearth daemon --stdio: exit without shutdown is exit code 1", "[daemon][binary]") {

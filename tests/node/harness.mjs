@@ -20,6 +20,7 @@ export async function startDaemon(extraArgs = [], configText = 'cache-type = "f1
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-node-'));
   const runtimeDir = path.join(dir, 'run');
   const args = ['daemon', '--model', HEARTH_MODEL, '--runtime-dir', runtimeDir, '--tcp', '0',
+                '--slot-dir', path.join(dir, 'slots'),
                 '--log-file', 'none', '--log-level', 'info', '--threads', '2'];
   if (configText !== null) {
     const cfg = path.join(dir, 'config.toml');
