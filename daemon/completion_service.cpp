@@ -1,7 +1,7 @@
 #include "daemon/completion_service.h"
 
+#include <algorithm>
 #include <chrono>
-#include <set>
 
 #include <boost/json/object.hpp>
 #include <spdlog/spdlog.h>
@@ -11,6 +11,12 @@
 namespace hearth::daemon {
 
 std::string completion_key(uint64_t owner, std::string_view uri) { return std::to_string(owner) + "\n" + std::string(uri); }
+
+namespace {
+// The scheduler key of a document's prefetch: separate from its requests', so an edit (an
+// accept is one) does not cancel it; a request that needs the model does.
+std::string prefetch_key(const std::string & key) { return "prefetch\n" + key; }
+}  // namespace
 
 completion_service::completion_service(std::shared_ptr<scheduler> sched, model_service * model, completion_settings settings)
     : sched_(std::move(sched)), model_(model), settings_(settings) {}
@@ -46,6 +52,32 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     const size_t cursor = begin + selected.size();
 
     const bool invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
+    const std::string key = completion_key(owner, doc->uri());
+    // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not for
+    // Invoked requests (they ask for fresh candidates) nor over a selected popup item.
+    const bool use_memory = settings_.typed_ahead && !invoked && selected.empty() && !p.context.selectedCompletionInfo;
+    const std::string_view before = std::string_view(shown).substr(0, cursor), after = std::string_view(shown).substr(cursor);
+    if (use_memory) {
+        if (auto hit = memory_.lookup(key, before, after)) {
+            sched_->cancel_key(key);   // an older request for this document is stale now
+            const uint64_t first = next_item_id_.fetch_add(hit->size());
+            ++served_;
+            out.reply(make_list(doc->uri(), *hit, selected, replace, first));
+            if (settings_.prefetch) {
+                fim_request next;
+                next.uri = doc->uri();
+                next.language_id = doc->language_id();
+                next.n_predict = settings_.max_tokens;
+                next.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+                next.chunk_reuse_min = settings_.chunk_reuse_min;
+                submit_prefetch(owner, std::move(next), std::string(before), std::string(after), hit->front());
+            }
+            return;
+        }
+    }
+    // The model is needed now: a prefetch still running for this document yields to it.
+    sched_->cancel_key(prefetch_key(key));
+
     fim_request req;
     req.uri = doc->uri();
     req.language_id = doc->language_id();
@@ -56,18 +88,23 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     req.n_predict = settings_.max_tokens;
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
     req.n_candidates = invoked ? settings_.invoked_candidates : 1;
+    req.chunk_reuse_min = settings_.chunk_reuse_min;
+    // What the memory needs after the answer (copies: the document may change meanwhile).
+    std::string before_copy = use_memory || settings_.prefetch ? std::string(before) : std::string();
+    std::string after_copy = use_memory || settings_.prefetch ? std::string(after) : std::string();
 
     const uint64_t first_item_id = next_item_id_.fetch_add(static_cast<uint64_t>(req.n_candidates));
     job j;
     j.priority = job_priority::completion;
     j.owner = owner;
-    j.supersede_key = completion_key(owner, doc->uri());
+    j.supersede_key = key;
     j.debounce = invoked ? std::chrono::milliseconds(0) : std::chrono::milliseconds(settings_.debounce_ms);
     j.dropped = [out](drop_reason r) {
         if (r == drop_reason::shutdown) out.fail(lsp::errc::request_cancelled, "the daemon is shutting down");
         else out.cancelled();
     };
-    j.run = [this, out, req = std::move(req), cancel = ctx.cancel, replace, selected, first_item_id](std::stop_token stop) {
+    j.run = [this, out, owner, key, req = std::move(req), cancel = ctx.cancel, replace, selected, first_item_id,
+             before = std::move(before_copy), after = std::move(after_copy)](std::stop_token stop) {
         if (cancel.requested() || stop.stop_requested()) {
             out.cancelled();
             return;
@@ -86,27 +123,20 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         }
         last_ms_.store(ms);
         ++served_;
-        lsp::inline_completion_list list;
-        std::set<std::string> seen;
-        uint64_t item_id = first_item_id;
+        std::vector<std::string> inserts;
         for (const auto & cand : r->candidates) {
             std::string insert = trim_completion(cand.text, req.suffix, req.mode);
-            if (insert.empty() || !seen.insert(insert).second) continue;
-            lsp::inline_completion_item item;
-            item.insertText = selected + insert;
-            item.range = replace;
-            // Accepting runs this command, which tells us (hearth/didAccept's twin) which
-            // item was taken: the feedback that prefetch and statistics use.
-            lsp::command cmd;
-            cmd.title = "hearth: accept completion";
-            cmd.command = std::string(lsp::command_accept_completion);
-            cmd.arguments.push_back(boost::json::object{{"uri", req.uri}, {"id", std::to_string(item_id++)}});
-            item.command = std::move(cmd);
-            list.items.push_back(std::move(item));
+            if (!insert.empty() && std::find(inserts.begin(), inserts.end(), insert) == inserts.end())
+                inserts.push_back(std::move(insert));
         }
+        auto list = make_list(req.uri, inserts, selected, replace, first_item_id);
         spdlog::debug("inline completion {}: {} item(s) in {:.1f} ms ({} prompt tokens, {} cached, {} generated)", req.uri,
                       list.items.size(), ms, r->timings.n_prompt_tokens, r->timings.n_cached_tokens, r->timings.n_generated);
+        // Remembered before the reply goes out: the client's next keystroke may arrive at once.
+        const bool keep = selected.empty() && !inserts.empty();
+        if (keep && settings_.typed_ahead) memory_.remember(key, before, after, inserts);
         out.reply(list);
+        if (keep && settings_.prefetch) submit_prefetch(owner, req, before, after, inserts.front());
     };
     auto id = sched_->submit(std::move(j));
     if (!id) {
@@ -117,5 +147,57 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         if (auto s = weak.lock()) s->cancel(job);
     });
 }
+
+lsp::inline_completion_list completion_service::make_list(const std::string & uri, const std::vector<std::string> & inserts,
+                                                          const std::string & selected, const lsp::range & replace,
+                                                          uint64_t first_item_id) {
+    lsp::inline_completion_list list;
+    uint64_t item_id = first_item_id;
+    for (const auto & insert : inserts) {
+        lsp::inline_completion_item item;
+        item.insertText = selected + insert;
+        item.range = replace;
+        // Accepting runs this command, which tells us (hearth/didAccept's twin) which
+        // item was taken: the feedback that statistics use.
+        lsp::command cmd;
+        cmd.title = "hearth: accept completion";
+        cmd.command = std::string(lsp::command_accept_completion);
+        cmd.arguments.push_back(boost::json::object{{"uri", uri}, {"id", std::to_string(item_id++)}});
+        item.command = std::move(cmd);
+        list.items.push_back(std::move(item));
+    }
+    return list;
+}
+
+// The completion after `accepted` is inserted at the cursor, computed in the background (below
+// every request, superseded by the document's next prefetch) and kept in the memory.
+void completion_service::submit_prefetch(uint64_t owner, fim_request req, std::string before, std::string after,
+                                         std::string accepted) {
+    const std::string key = completion_key(owner, req.uri);
+    std::string shown = before + accepted + after;
+    const size_t cursor = before.size() + accepted.size();
+    if (memory_.has(key, std::string_view(shown).substr(0, cursor), after)) return;   // already computed
+    const fim_window w = cut_fim_window(shown, cursor, settings_.prefix_lines, settings_.suffix_lines);
+    req.prefix = w.prefix;
+    req.suffix = w.suffix;
+    req.mode = detect_mode(shown, cursor);
+    req.n_candidates = 1;
+    job j;
+    j.priority = job_priority::background;
+    j.owner = owner;
+    j.supersede_key = prefetch_key(key);
+    j.dropped = [](drop_reason) {};
+    j.run = [this, key, req = std::move(req), shown = std::move(shown), cursor](std::stop_token stop) {
+        auto r = model_->complete(req, stop, {});
+        if (!r || stop.stop_requested() || r->candidates.empty()) return;
+        std::string insert = trim_completion(r->candidates.front().text, req.suffix, req.mode);
+        if (insert.empty()) return;
+        memory_.remember(key, std::string_view(shown).substr(0, cursor), std::string_view(shown).substr(cursor), {insert});
+        ++prefetched_;
+    };
+    (void)sched_->submit(std::move(j));   // a full queue just means no prefetch
+}
+
+void completion_service::forget_document(uint64_t owner, std::string_view uri) { memory_.forget(completion_key(owner, uri)); }
 
 }  // namespace hearth::daemon

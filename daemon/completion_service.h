@@ -6,17 +6,23 @@
 // same connection (queued: answered -32800 at once; running: stopped at its next token).
 // Automatic triggers wait `debounce` for the next keystroke; Invoked ones run at once and
 // ask for several ranked candidates; an edit cancels what is in flight for that document.
+// Suggestion memory (switches `typed-ahead`, `prefetch`): an Automatic request whose cursor
+// text extends a suggestion already made is answered from it at once; after each answer a
+// background job computes the completion that follows accepting its first item, so the
+// next request after the accept is answered from memory too.
 // Thread-safety: handle() and document_changed() on a connection's strand; the job runs on
-// the worker; shared counters are atomics.
+// the worker; shared counters are atomics; the memory locks.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "daemon/config.h"
 #include "daemon/model_service.h"
 #include "daemon/scheduler.h"
+#include "daemon/suggestion_memory.h"
 #include "lsp/server.h"
 
 namespace hearth::daemon {
@@ -32,6 +38,10 @@ public:
 
     double last_completion_ms() const { return last_ms_.load(); }
     uint64_t served() const { return served_.load(); }
+    uint64_t answered_from_memory() const { return memory_.hits(); }
+    uint64_t prefetched() const { return prefetched_.load(); }
+    // The document was closed by this connection: its suggestions are forgotten.
+    void forget_document(uint64_t owner, std::string_view uri);
 
 private:
     std::shared_ptr<scheduler> sched_;
@@ -40,6 +50,12 @@ private:
     std::atomic<double> last_ms_{0};
     std::atomic<uint64_t> served_{0};
     std::atomic<uint64_t> next_item_id_{1};
+    std::atomic<uint64_t> prefetched_{0};
+    suggestion_memory memory_;
+
+    lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
+                                          const std::string & selected, const lsp::range & replace, uint64_t first_item_id);
+    void submit_prefetch(uint64_t owner, fim_request req, std::string before, std::string after, std::string accepted);
 };
 
 // "<owner>\n<uri>": the scheduler's supersede key of a document's completions.

@@ -124,6 +124,9 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"max-tokens", integer(F(completion.max_tokens), 1, 4096)},
         {"time-budget-ms", integer(F(completion.time_budget_ms), 1, 600000)},
         {"invoked-candidates", integer(F(completion.invoked_candidates), 1, 8)},
+        {"chunk-reuse-min", integer(F(completion.chunk_reuse_min), 0, 1 << 20)},
+        {"typed-ahead", boolean(F(completion.typed_ahead))},
+        {"prefetch", boolean(F(completion.prefetch))},
     };
     return keys;
 }

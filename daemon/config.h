@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "inference/kv_cache.h"
+#include "inference/sequence.h"
 
 namespace hearth::daemon {
 
@@ -33,6 +34,9 @@ struct completion_settings {
     int32_t max_tokens = 64;         // per candidate
     uint32_t time_budget_ms = 2000;
     int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
+    int32_t chunk_reuse_min = inference::k_default_chunk_min;   // reuse moved KV chunks of at least this many tokens; 0: exact prefix reuse only
+    bool typed_ahead = true;         // typing the start of a shown suggestion is answered from it
+    bool prefetch = true;            // compute the completion after a suggestion's accept while it is shown
 };
 
 struct chat_settings {

@@ -70,6 +70,10 @@ struct fim_request {
     // (with this seed) and must differ from the ones before them.
     float temperature = 0.7f;
     uint64_t seed = 42;
+    // > 0: KV chunks of at least this many tokens that moved (the FIM suffix after an edit)
+    // are reused by shifting their positions, as llama.cpp's cache reuse does: much faster
+    // after an edit, but not bitwise the cold result (docs/session-cache.md measures both).
+    int32_t chunk_reuse_min = 0;
 };
 
 struct generation_timings {

@@ -111,7 +111,8 @@ public:
             log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
-            auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits);
+            auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
+                                         inference::prefill_options{true, req.chunk_reuse_min});
             if (!pf) return pf.error();
             sessions_.record(*pf);
             if (c == 0) {

@@ -24,6 +24,7 @@ lsp::handlers services::make_handlers(uint64_t owner) {
     h.on_did_change = [this, owner](const lsp::document & d) { completion_.document_changed(owner, d.uri()); };
     h.on_did_close = [this, owner](std::string_view uri) {
         completion_.document_changed(owner, uri);
+        completion_.forget_document(owner, uri);
         closed(owner, std::string(uri));
     };
     h.on_inline_completion = [this, owner](const lsp::inline_completion_params & p, const lsp::request_context & ctx,
@@ -77,6 +78,8 @@ lsp::status_result services::status() const {
     }
     extra["connections"] = connections_.load();
     extra["completionsServed"] = completion_.served();
+    extra["completionsFromMemory"] = completion_.answered_from_memory();
+    extra["completionsPrefetched"] = completion_.prefetched();
     extra["chatsServed"] = chat_.served();
     extra["completionsPartiallyAccepted"] = feedback_.partially_accepted.load();
     extra["jobsRunning"] = st.running;
@@ -129,6 +132,7 @@ void services::connection_closed(uint64_t owner) {
         if (it == open_by_owner_.end()) return;
         docs.swap(it->second);
         open_by_owner_.erase(it);
+        for (const auto & d : docs) completion_.forget_document(owner, d);
         for (auto d = docs.begin(); d != docs.end();) {
             if (--open_count_[*d] == 0) {
                 open_count_.erase(*d);

@@ -114,7 +114,7 @@ void init(test_client & c) {
 // It has no chat template either: chatml formats its conversations.
 void write_config(const std::string & dir) {
     std::ofstream(dir + "/hearth.toml") << "cache-type = \"f16\"\nchat-template = \"chatml\"\nslot-dir = \"" << dir
-                                        << "/slots\"\n";
+                                        << "/slots\"\n[completion]\nprefetch = false\n";
 }
 
 std::vector<std::string> daemon_args(const std::string & dir) {

@@ -22,6 +22,9 @@ partial-message-timeout-ms = 2500
 [completion]
 debounce-ms = 30
 invoked-candidates = 2
+chunk-reuse-min = 0
+typed-ahead = false
+prefetch = false
 
 [chat]
 max-tokens = 256
@@ -38,6 +41,9 @@ max-tokens = 256
     CHECK(c.limits.partial_message_timeout_ms == 2500);
     CHECK(c.completion.debounce_ms == 30);
     CHECK(c.completion.invoked_candidates == 2);
+    CHECK(c.completion.chunk_reuse_min == 0);
+    CHECK_FALSE(c.completion.typed_ahead);
+    CHECK_FALSE(c.completion.prefetch);
     CHECK(c.chat.max_tokens == 256);
     CHECK(validate(c));
 }

@@ -34,7 +34,10 @@ struct running_daemon {
     int exit_code = -1;
     std::string dir;
 
-    explicit running_daemon(daemon_config cfg = {}, std::chrono::milliseconds per_token = 1ms) {
+    // Prefetch is off unless asked for: its background call would change what the scripted
+    // model saw last (and how often it ran), which most tests check.
+    explicit running_daemon(daemon_config cfg = {}, std::chrono::milliseconds per_token = 1ms, bool prefetch = false) {
+        cfg.completion.prefetch = prefetch;
         dir = make_temp_dir();
         cfg.runtime_dir = dir + "/run";
         if (cfg.tcp_port < 0) cfg.tcp_port = 0;
@@ -176,6 +179,70 @@ TEST_CASE("daemon: lifecycle and inline completion over the Unix socket", "[daem
     ok_result(c, 5);
     REQUIRE(c.notify("exit", nullptr));
     CHECK(c.wait_closed());
+}
+
+namespace {
+
+void replace_text(test_client & c, const std::string & uri, int version, const std::string & text) {
+    const bool sent = static_cast<bool>(c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}},
+                                                                            {"contentChanges", json::array{{{"text", text}}}}}));
+    REQUIRE(sent);
+}
+
+}  // namespace
+
+TEST_CASE("daemon: typing the start of a suggestion is answered from it, without the model", "[daemon][suggestion]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/t.py";
+    open_doc(c, uri, "x = ", "python");
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params(uri, 0, 4, 2)));
+    CHECK(ok_result(c, 2).at("items").at(0).at("insertText").as_string() == "ok0_4_0");
+    CHECK(d.model->n_complete() == 1);
+    // The user types "ok0": the rest of the suggestion, at the new cursor, no model call.
+    replace_text(c, uri, 2, "x = ok0");
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params(uri, 0, 7, 2)));
+    auto r = ok_result(c, 3);
+    CHECK(r.at("items").at(0).at("insertText").as_string() == "_4_0");
+    CHECK(r.at("items").at(0).at("range").at("start").at("character").as_int64() == 7);
+    CHECK(d.model->n_complete() == 1);
+    // Typing something the suggestion does not start with, or an Invoked request: the model.
+    replace_text(c, uri, 3, "x = ok1");
+    REQUIRE(c.request(4, "textDocument/inlineCompletion", completion_params(uri, 0, 7, 2)));
+    CHECK(ok_result(c, 4).at("items").at(0).at("insertText").as_string() == "ok0_7_0");
+    CHECK(d.model->n_complete() == 2);
+    REQUIRE(c.request(5, "textDocument/inlineCompletion", completion_params(uri, 0, 7, 1)));
+    CHECK(ok_result(c, 5).at("items").as_array().size() == 3);
+    CHECK(d.model->n_complete() == 3);
+    REQUIRE(c.request(6, "hearth/status"));
+    CHECK(ok_result(c, 6).at("completionsFromMemory").as_int64() == 1);
+}
+
+TEST_CASE("daemon: the completion after an accept is prefetched while the suggestion is shown", "[daemon][suggestion]") {
+    running_daemon d({}, 1ms, /*prefetch=*/true);
+    auto c = d.unix_client();
+    initialize(c);
+    const std::string uri = "file:///w/p.py";
+    open_doc(c, uri, "x = ", "python");
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params(uri, 0, 4, 2)));
+    CHECK(ok_result(c, 2).at("items").at(0).at("insertText").as_string() == "ok0_4_0");
+    // The background job runs the model once more, on the text with the suggestion accepted.
+    int64_t prefetched = 0;
+    for (int i = 0; i < 200 && prefetched == 0; ++i) {
+        REQUIRE(c.request(100 + i, "hearth/status"));
+        prefetched = ok_result(c, 100 + i).at("completionsPrefetched").as_int64();
+        if (prefetched == 0) std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE(prefetched == 1);
+    CHECK(d.model->last_fim().prefix == "x = ok0_4_0");
+    CHECK(d.model->n_complete() == 2);
+    // The user accepts (the editor inserts the text) and the next request is answered from
+    // the prefetched completion: what the model would have said for "x = ok0_4_0".
+    replace_text(c, uri, 2, "x = ok0_4_0");
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params(uri, 0, 11, 2)));
+    CHECK(ok_result(c, 3).at("items").at(0).at("insertText").as_string() == "ok0_11_0");
+    CHECK(d.model->n_complete() <= 3);   // at most the next prefetch; the answer needed no call
 }
 
 TEST_CASE("daemon: UTF-16 positions with non-ASCII text", "[daemon][transport]") {
