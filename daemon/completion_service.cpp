@@ -53,6 +53,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
 
     const bool invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
     const std::string key = completion_key(owner, doc->uri());
+    auto extra = extra_context_for(owner, *doc, p.position.line, ctx.documents);
     // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not for
     // Invoked requests (they ask for fresh candidates) nor over a selected popup item.
     const bool use_memory = settings_.typed_ahead && !invoked && selected.empty() && !p.context.selectedCompletionInfo;
@@ -70,6 +71,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
                 next.n_predict = settings_.max_tokens;
                 next.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
                 next.chunk_reuse_min = settings_.chunk_reuse_min;
+                next.extra_context = std::move(extra);
                 submit_prefetch(owner, std::move(next), std::string(before), std::string(after), hit->front());
             }
             return;
@@ -89,6 +91,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
     req.n_candidates = invoked ? settings_.invoked_candidates : 1;
     req.chunk_reuse_min = settings_.chunk_reuse_min;
+    req.extra_context = std::move(extra);
     // What the memory needs after the answer (copies: the document may change meanwhile).
     std::string before_copy = use_memory || settings_.prefetch ? std::string(before) : std::string();
     std::string after_copy = use_memory || settings_.prefetch ? std::string(after) : std::string();
@@ -199,5 +202,36 @@ void completion_service::submit_prefetch(uint64_t owner, fim_request req, std::s
 }
 
 void completion_service::forget_document(uint64_t owner, std::string_view uri) { memory_.forget(completion_key(owner, uri)); }
+
+completion_service::owner_context & completion_service::context_of(uint64_t owner) {
+    auto it = contexts_.find(owner);
+    if (it == contexts_.end())
+        it = contexts_.emplace(owner, owner_context{context_ring(static_cast<size_t>(settings_.extra_context_chunks),
+                                                                 settings_.extra_context_lines), "", 0}).first;
+    return it->second;
+}
+
+void completion_service::document_opened(uint64_t owner, const lsp::document & d) {
+    if (settings_.extra_context_chunks <= 0) return;
+    std::lock_guard lock(context_mu_);
+    context_of(owner).ring.add(d.uri(), d.text(), 0);
+}
+
+void completion_service::forget_owner(uint64_t owner) {
+    std::lock_guard lock(context_mu_);
+    contexts_.erase(owner);
+}
+
+std::vector<context_chunk> completion_service::extra_context_for(uint64_t owner, const lsp::document & doc, int64_t line,
+                                                                 const lsp::document_store * docs) {
+    if (settings_.extra_context_chunks <= 0) return {};
+    std::lock_guard lock(context_mu_);
+    owner_context & oc = context_of(owner);
+    if (!oc.last_uri.empty() && oc.last_uri != doc.uri() && docs)
+        if (const lsp::document * prev = docs->find(oc.last_uri)) oc.ring.add(oc.last_uri, prev->text(), oc.last_line);
+    oc.last_uri = doc.uri();
+    oc.last_line = line;
+    return oc.ring.chunks_except(doc.uri());
+}
 
 }  // namespace hearth::daemon

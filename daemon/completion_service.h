@@ -6,6 +6,8 @@
 // same connection (queued: answered -32800 at once; running: stopped at its next token).
 // Automatic triggers wait `debounce` for the next keystroke; Invoked ones run at once and
 // ask for several ranked candidates; an edit cancels what is in flight for that document.
+// Extra context (`extra-context-chunks`): pieces of the other files of the connection that
+// were opened or worked in lately go first in the prompt (daemon/context_ring.h).
 // Suggestion memory (switches `typed-ahead`, `prefetch`): an Automatic request whose cursor
 // text extends a suggestion already made is answered from it at once; after each answer a
 // background job computes the completion that follows accepting its first item, so the
@@ -15,11 +17,14 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/context_ring.h"
 #include "daemon/model_service.h"
 #include "daemon/scheduler.h"
 #include "daemon/suggestion_memory.h"
@@ -42,6 +47,10 @@ public:
     uint64_t prefetched() const { return prefetched_.load(); }
     // The document was closed by this connection: its suggestions are forgotten.
     void forget_document(uint64_t owner, std::string_view uri);
+    // A document was opened: its top becomes extra context for the connection's other files.
+    void document_opened(uint64_t owner, const lsp::document & d);
+    // The connection closed: its extra context goes.
+    void forget_owner(uint64_t owner);
 
 private:
     std::shared_ptr<scheduler> sched_;
@@ -52,6 +61,19 @@ private:
     std::atomic<uint64_t> next_item_id_{1};
     std::atomic<uint64_t> prefetched_{0};
     suggestion_memory memory_;
+    // Extra context per connection: the ring, and the file and line of the last request (a
+    // piece of it joins the ring when the user moves to another file).
+    struct owner_context {
+        context_ring ring;
+        std::string last_uri;
+        int64_t last_line = 0;
+    };
+    std::mutex context_mu_;
+    std::map<uint64_t, owner_context> contexts_;
+
+    owner_context & context_of(uint64_t owner);   // context_mu_ held
+    std::vector<context_chunk> extra_context_for(uint64_t owner, const lsp::document & doc, int64_t line,
+                                                 const lsp::document_store * docs);
 
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);

@@ -20,7 +20,10 @@ lsp::handlers services::make_handlers(uint64_t owner) {
         return {};
     };
     h.on_shutdown = [this, owner] { sched_->cancel_owner(owner); };
-    h.on_did_open = [this, owner](const lsp::document & d) { opened(owner, d.uri()); };
+    h.on_did_open = [this, owner](const lsp::document & d) {
+        opened(owner, d.uri());
+        completion_.document_opened(owner, d);
+    };
     h.on_did_change = [this, owner](const lsp::document & d) { completion_.document_changed(owner, d.uri()); };
     h.on_did_close = [this, owner](std::string_view uri) {
         completion_.document_changed(owner, uri);
@@ -125,6 +128,7 @@ void services::release_if_unused(const std::string & uri) {
 
 void services::connection_closed(uint64_t owner) {
     sched_->cancel_owner(owner);
+    completion_.forget_owner(owner);
     std::set<std::string> docs;
     {
         std::lock_guard lock(mu_);

@@ -245,6 +245,28 @@ TEST_CASE("daemon: the completion after an accept is prefetched while the sugges
     CHECK(d.model->n_complete() <= 3);   // at most the next prefetch; the answer needed no call
 }
 
+TEST_CASE("daemon: pieces of the other files worked in go first in the prompt", "[daemon][context]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    open_doc(c, "file:///w/util.py", "def helper(x):\n    return x + 1\n", "python");
+    open_doc(c, "file:///w/main.py", "import util\n\nprint(util.", "python");
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params("file:///w/main.py", 2, 11, 2)));
+    ok_result(c, 2);
+    // util.py was opened: its top is context for main.py; main.py is not context for itself.
+    auto extra = d.model->last_fim().extra_context;
+    REQUIRE(extra.size() == 1);
+    CHECK(extra[0].uri == "file:///w/util.py");
+    CHECK(extra[0].text == "def helper(x):\n    return x + 1\n");
+    // Moving to util.py: main.py (opened, then worked in) is its context.
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params("file:///w/util.py", 1, 16, 2)));
+    ok_result(c, 3);
+    extra = d.model->last_fim().extra_context;
+    REQUIRE(extra.size() == 1);
+    CHECK(extra[0].uri == "file:///w/main.py");
+    CHECK(extra[0].text == "import util\n\nprint(util.\n");
+}
+
 TEST_CASE("daemon: UTF-16 positions with non-ASCII text", "[daemon][transport]") {
     running_daemon d;
     auto c = d.unix_client();
