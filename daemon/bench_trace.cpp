@@ -53,7 +53,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     struct flags {
         std::vector<std::string> files;
         std::string model, cache_type = "q8_0";
-        int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = inference::k_default_chunk_min;
+        int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = inference::k_default_chunk_min, slots = 2;
         bool no_typed_ahead = false, no_prefetch = false, verbose = false, json = false;
     };
     auto * f = new flags;
@@ -65,6 +65,8 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     cmd->add_option("-c,--ctx", f->ctx, "context size")->capture_default_str();
     cmd->add_option("--chunk-min", f->chunk_min, "reuse moved chunks of at least this many tokens after the common prefix (0: off)")
         ->capture_default_str();
+    cmd->add_option("--slots-per-document", f->slots, "KV slots a document may hold (as the daemon's setting)")
+        ->capture_default_str()->check(CLI::Range(1, 16));
     cmd->add_flag("--no-typed-ahead", f->no_typed_ahead, "do not answer from the suggestion memory");
     cmd->add_flag("--no-prefetch", f->no_prefetch, "do not compute the completion after an accept in advance");
     cmd->add_flag("-v,--verbose", f->verbose, "print every completion");
@@ -81,9 +83,10 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         if (!lm) { std::fprintf(stderr, "hearth bench trace: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
         // Three replays of each trace: everything the daemon does (chunk reuse, typed ahead,
         // prefetch, as switched), exact prefix reuse only, and cold.
-        replay_options full{true, f->chunk_min, !f->no_typed_ahead, !f->no_prefetch, f->n_predict};
-        replay_options prefix_only{true, 0, false, false, f->n_predict};
-        replay_options cold{false, 0, false, false, f->n_predict};
+        const replay_options full{.reuse = true, .chunk_min = f->chunk_min, .typed_ahead = !f->no_typed_ahead,
+                                  .prefetch = !f->no_prefetch, .slots_per_document = f->slots, .n_predict = f->n_predict};
+        const replay_options prefix_only{.reuse = true, .slots_per_document = f->slots, .n_predict = f->n_predict};
+        const replay_options cold{.reuse = false, .n_predict = f->n_predict};
         boost::json::array summary;
         if (!f->json)
             std::printf("%-20s %3s | %-20s | %6s | %-20s | %-20s | %6s | %-13s | %s\n", "trace", "n", "TTFT reuse med/p90 ms",

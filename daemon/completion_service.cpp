@@ -71,6 +71,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
                 next.n_predict = settings_.max_tokens;
                 next.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
                 next.chunk_reuse_min = settings_.chunk_reuse_min;
+                next.slots_per_document = settings_.slots_per_document;
                 next.extra_context = std::move(extra);
                 submit_prefetch(owner, std::move(next), std::string(before), std::string(after), hit->front());
             }
@@ -91,6 +92,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
     req.n_candidates = invoked ? settings_.invoked_candidates : 1;
     req.chunk_reuse_min = settings_.chunk_reuse_min;
+    req.slots_per_document = settings_.slots_per_document;
     req.extra_context = std::move(extra);
     // What the memory needs after the answer (copies: the document may change meanwhile).
     std::string before_copy = use_memory || settings_.prefetch ? std::string(before) : std::string();

@@ -125,6 +125,7 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"time-budget-ms", integer(F(completion.time_budget_ms), 1, 600000)},
         {"invoked-candidates", integer(F(completion.invoked_candidates), 1, 8)},
         {"chunk-reuse-min", integer(F(completion.chunk_reuse_min), 0, 1 << 20)},
+        {"slots-per-document", integer(F(completion.slots_per_document), 1, 16)},
         {"extra-context-chunks", integer(F(completion.extra_context_chunks), 0, 64)},
         {"extra-context-lines", integer(F(completion.extra_context_lines), 1, 1024)},
         {"typed-ahead", boolean(F(completion.typed_ahead))},

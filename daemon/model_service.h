@@ -74,6 +74,9 @@ struct fim_request {
     // are reused by shifting their positions, as llama.cpp's cache reuse does: much faster
     // after an edit, but not bitwise the cold result (docs/session-cache.md measures both).
     int32_t chunk_reuse_min = 0;
+    // KV slots the document may hold (one per place worked at in a long file; see
+    // inference::session_cache::pick_slot).
+    int32_t slots_per_document = 1;
 };
 
 struct generation_timings {

@@ -107,7 +107,8 @@ public:
                                                                    : inference::line_mode::single_line;
         completion out;
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
-            auto seq = sessions_.acquire(req.uri, static_cast<int32_t>(prompt->size()) + req.n_predict);
+            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document);
+            auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + req.n_predict);
             log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
@@ -191,7 +192,7 @@ public:
 
     void release_document(std::string_view uri) override {
         // Written to the slot store (when on), so reopening the file starts warm.
-        sessions_.evict(std::string(uri));
+        sessions_.evict_document(std::string(uri));
         sessions_.evict("chat:" + std::string(uri));
         log_store_warnings();
         publish(std::nullopt);

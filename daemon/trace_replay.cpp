@@ -13,6 +13,7 @@
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/sequence.h"
+#include "inference/session_cache.h"
 
 namespace hearth::daemon {
 namespace {
@@ -31,7 +32,8 @@ struct document {
 
 class replayer {
 public:
-    replayer(inference::loaded_model & lm, const replay_options & ro) : lm_(lm), ro_(ro) {}
+    replayer(inference::loaded_model & lm, const replay_options & ro)
+        : lm_(lm), ro_(ro), sessions_(lm.eng(), lm.cache_type(), lm.n_ctx(), k_budget) {}
 
     result<replay_result> run(const std::vector<trace_event> & events) {
         for (size_t i = 0; i < events.size(); ++i)
@@ -137,18 +139,21 @@ private:
         if (!prompt) return prompt.error();
         if (static_cast<int64_t>(prompt->size()) + ro_.n_predict > lm_.n_ctx()) return fail("the prompt does not fit the context");
 
-        auto & slot = slots_[uri];
-        if (!slot || !ro_.reuse) slot = std::make_unique<inference::sequence>(lm_.eng().make_cache(lm_.cache_type(), lm_.n_ctx()));
+        // The daemon's slot choice (session_cache::pick_slot); cold: a slot of its own, cleared.
+        const std::string key = ro_.reuse ? sessions_.pick_slot(uri, *prompt, ro_.chunk_min, ro_.slots_per_document) : "cold";
+        auto acquired = sessions_.acquire(key, static_cast<int32_t>(prompt->size()) + ro_.n_predict);
+        if (!acquired) return acquired.error();
+        inference::sequence & slot = **acquired;
         const auto t0 = clock_type::now();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_.eng(), *slot, *prompt, logits, inference::prefill_options{ro_.reuse, ro_.chunk_min});
+        auto pf = inference::prefill(lm_.eng(), slot, *prompt, logits, inference::prefill_options{ro_.reuse, ro_.chunk_min});
         if (!pf) return pf.error();
         inference::generation_params params;
         params.n_predict = ro_.n_predict;
         const auto line_mode = mode == completion_mode::multi_line ? inference::line_mode::multi_line : inference::line_mode::single_line;
         params.rule = inference::make_completion_rule(line_mode, in.prefix, in.suffix);
         std::optional<clock_type::time_point> first;
-        auto gen = inference::generate(lm_.eng(), lm_.vocab(), *slot, logits, params, {}, [&](std::string_view) {
+        auto gen = inference::generate(lm_.eng(), lm_.vocab(), slot, logits, params, {}, [&](std::string_view) {
             if (!first) first = clock_type::now();
         });
         if (!gen) return gen.error();
@@ -166,7 +171,9 @@ private:
     inference::loaded_model & lm_;
     replay_options ro_;
     std::map<std::string, document> docs_;
-    std::map<std::string, std::unique_ptr<inference::sequence>> slots_;
+    // Room for every slot of a replay: a trace's documents are few and the contexts short.
+    static constexpr uint64_t k_budget = 64ull << 30;
+    inference::session_cache sessions_;
     suggestion_memory memory_;
     replay_result out_;
 };

@@ -21,6 +21,7 @@ struct replay_options {
     int32_t chunk_min = 0;      // > 0: chunk reuse after the common prefix (inference::prefill_options)
     bool typed_ahead = false;   // answer from the suggestion memory when the typed text extends it
     bool prefetch = false;      // after each suggestion, compute the one that follows its accept
+    int32_t slots_per_document = 1;   // KV slots a document may hold (session_cache::pick_slot)
     int32_t n_predict = 16;
     int32_t prefix_lines = 64;
     int32_t suffix_lines = 16;

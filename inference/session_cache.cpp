@@ -93,6 +93,50 @@ void session_cache::erase(const std::string & key) {
     slots_.erase(it);
 }
 
+namespace {
+
+// A newline cannot occur in a URI, so "doc\n1" never names another document's slot.
+std::string slot_key(const std::string & doc, int32_t i) { return i == 0 ? doc : doc + "\n" + std::to_string(i); }
+
+}  // namespace
+
+std::string session_cache::pick_slot(const std::string & doc, std::span<const token_id> prompt, int32_t chunk_min,
+                                     int32_t max_slots) const {
+    std::string best, free_key;
+    size_t best_score = 0;
+    for (int32_t i = 0; i < std::max(1, max_slots); ++i) {
+        const std::string key = slot_key(doc, i);
+        auto it = slots_.find(key);
+        if (it == slots_.end()) {
+            if (free_key.empty()) free_key = key;
+            continue;
+        }
+        const auto & held = it->second.seq->tokens;
+        const size_t n = std::min(held.size(), prompt.size());
+        size_t prefix = 0;
+        while (prefix < n && held[prefix] == prompt[prefix]) ++prefix;
+        size_t score = prefix;
+        if (chunk_min > 0)
+            for (const auto & c : find_chunks(held, prompt, prefix, chunk_min)) score += static_cast<size_t>(c.n);
+        if (best.empty() || score > best_score) {
+            best = key;
+            best_score = score;
+        }
+    }
+    if (best.empty()) return free_key;
+    if (best_score * 4 < prompt.size() && !free_key.empty()) return free_key;
+    return best;
+}
+
+void session_cache::evict_document(const std::string & doc) {
+    evict(doc);
+    const std::string prefix = doc + "\n";
+    std::vector<std::string> more;
+    for (const auto & [key, s] : slots_)
+        if (key.compare(0, prefix.size(), prefix) == 0) more.push_back(key);
+    for (const auto & key : more) evict(key);
+}
+
 void session_cache::evict(const std::string & key) {
     auto it = slots_.find(key);
     if (it == slots_.end()) return;

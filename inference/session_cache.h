@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -48,6 +49,15 @@ public:
     // most recently used, its storage reserved, and other slots evicted (least recently used
     // first) as the budget needs. The pointer stays valid until the next acquire() or erase().
     result<sequence *> acquire(const std::string & key, int32_t n_positions);
+
+    // Which of a document's slots a prompt should use. A document may hold up to max_slots
+    // ("doc", "doc\n1", ...), e.g. one per place the user works at in a long file: the prompt
+    // takes the slot that would reuse most of it (common prefix, plus moved chunks when
+    // chunk_min > 0), or a new slot when none reuses a quarter of it and there is room.
+    std::string pick_slot(const std::string & doc, std::span<const token_id> prompt, int32_t chunk_min,
+                          int32_t max_slots) const;
+    // Every slot of the document (see pick_slot), written to the store first when attached.
+    void evict_document(const std::string & doc);
 
     // Records what a prefill on an acquired slot did (for the hit-rate statistics).
     void record(const prefill_stats & st);

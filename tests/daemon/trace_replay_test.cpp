@@ -65,8 +65,8 @@ TEST_CASE("trace replay: typed-ahead and prefetched answers without the model; p
     const std::string open = R"({"op":"open","uri":"s.txt","text":"Once upon a time, there was a little girl named Lily. She"}
 {"op":"complete","uri":"s.txt","line":0,"col":57}
 )";
-    replay_options with_memory{true, 0, true, true, 12};
-    replay_options cold{false, 0, false, false, 12};
+    const replay_options with_memory{.reuse = true, .typed_ahead = true, .prefetch = true, .n_predict = 12};
+    const replay_options cold{.reuse = false, .n_predict = 12};
 
     // Typing two bytes of the suggestion: its rest, from memory, nothing evaluated.
     auto typed = parse_trace(open + R"({"op":"type_suggestion","uri":"s.txt","chars":2}

@@ -123,6 +123,42 @@ TEST_CASE("session cache: tokens held and reuse counters follow prefill", "[infe
     CHECK(st.n_hits == 1);
 }
 
+TEST_CASE("session cache: a document's prompts go to the slot that reuses most of them", "[inference][session_cache]") {
+    auto & t = tiny_model();
+    session_cache sc(*t.eng, kernels::tensor_type::f32, 512, 8 * step_bytes() * 2);
+    std::vector<float> logits;
+    auto run = [&](const std::string & key, const std::vector<token_id> & p) {
+        auto s = sc.acquire(key, static_cast<int32_t>(p.size()) + 1);
+        REQUIRE(s.has_value());
+        REQUIRE(prefill(*t.eng, **s, p, logits).has_value());
+    };
+    const auto top = prompt_of(120, 1), low = prompt_of(120, 2);
+    CHECK(sc.pick_slot("d", top, 0, 2) == "d");   // the first slot
+    run("d", top);
+    // Another place in the file (nothing in common): a second slot while there is room.
+    CHECK(sc.pick_slot("d", low, 0, 2) == "d\n1");
+    CHECK(sc.pick_slot("d", low, 0, 1) == "d");    // one slot per document: always that one
+    run("d\n1", low);
+    // Back at each place, edited near the end: the slot that holds it.
+    auto top2 = top, low2 = low;
+    top2[110] = 9;
+    low2[115] = 9;
+    CHECK(sc.pick_slot("d", top2, 0, 2) == "d");
+    CHECK(sc.pick_slot("d", low2, 0, 2) == "d\n1");
+    // An insertion near the start breaks the common prefix; with chunk reuse the moved rest
+    // still counts, so the prompt stays with its slot.
+    auto shifted = low;
+    shifted.insert(shifted.begin() + 2, {5, 6, 7});
+    CHECK(sc.pick_slot("d", shifted, 64, 3) == "d\n1");
+    CHECK(sc.pick_slot("d", shifted, 0, 3) == "d\n2");
+    // Closing the document drops every slot of it, and no other document's.
+    run("e", top);
+    sc.evict_document("d");
+    CHECK_FALSE(sc.contains("d"));
+    CHECK_FALSE(sc.contains("d\n1"));
+    CHECK(sc.contains("e"));
+}
+
 TEST_CASE("session cache with a slot store: evicted slots are saved and restored, bad files refused",
           "[inference][session_cache][slot_store]") {
     auto & t = tiny_model();
