@@ -36,7 +36,7 @@ namespace {
 struct lsp_flags {
     std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level;
     // Passed to a daemon this command starts (an already running one keeps its settings).
-    std::optional<std::string> cache_type, kv_budget, chat_template;
+    std::optional<std::string> cache_type, kv_budget, chat_template, slot_dir;
     std::optional<int> threads;
     int start_timeout_ms = 30000;
     bool no_start = false;
@@ -84,6 +84,7 @@ status start_daemon(const lsp_flags & f, const std::string & socket, int timeout
     if (f.cache_type) args.insert(args.end(), {"--cache-type", *f.cache_type});
     if (f.kv_budget) args.insert(args.end(), {"--kv-budget", *f.kv_budget});
     if (f.chat_template) args.insert(args.end(), {"--chat-template", *f.chat_template});
+    if (f.slot_dir) args.insert(args.end(), {"--slot-dir", *f.slot_dir});
     const pid_t child = ::fork();
     if (child < 0) return fail("fork: ", std::strerror(errno));
     if (child == 0) {
@@ -198,6 +199,7 @@ void add_lsp_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--cache-type", f->cache_type, "KV cache type of a daemon this command starts: f16, q8_0, q4_0");
     cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget of a daemon this command starts, e.g. 512MiB");
     cmd->add_option("--chat-template", f->chat_template, "Chat format of a daemon this command starts, when the model has none");
+    cmd->add_option("--slot-dir", f->slot_dir, "Where a daemon this command starts persists KV slots ('none': nowhere)");
     cmd->add_option("--start-timeout-ms", f->start_timeout_ms, "How long to wait for a started daemon")->check(CLI::Range(100, 600000));
     cmd->add_flag("--no-start", f->no_start, "Only connect; fail if no daemon runs");
     cmd->callback([f, &state] { state.exit_code = run_lsp_command(*f); });

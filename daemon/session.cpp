@@ -171,7 +171,9 @@ void session::do_write() {
 }
 
 void session::close(std::string reason, bool graceful) {
-    asio::dispatch(strand_, [self = shared_from_this(), reason = std::move(reason), graceful] {
+    // Graceful: posted, so the replies the protocol posted before this (the answers to
+    // `initialize` ... `shutdown` that arrived in the same read as `exit`) are queued first.
+    auto run = [self = shared_from_this(), reason = std::move(reason), graceful] {
         if (self->finished_) return;
         if (!self->closing_) spdlog::info("session {}: closing: {}", self->id_, reason);
         self->closing_ = true;
@@ -186,7 +188,9 @@ void session::close(std::string reason, bool graceful) {
             return;
         }
         self->finish();
-    });
+    };
+    if (graceful) asio::post(strand_, std::move(run));
+    else asio::dispatch(strand_, std::move(run));
 }
 
 void session::finish() {

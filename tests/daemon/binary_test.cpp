@@ -229,6 +229,24 @@ TEST_CASE("hearth daemon: KV slots persist across a restart; a corrupted slot fi
     CHECK(std::filesystem::file_size(files[0]) == size);   // written whole again at the stop
 }
 
+TEST_CASE("hearth daemon --stdio: replies to what came before exit in the same burst are sent", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    auto args = daemon_args(dir);
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    // Written back to back without waiting: the daemon reads them together with `exit`.
+    REQUIRE(c.request(1, "initialize", json::object{{"capabilities", json::object{}}}));
+    REQUIRE(c.notify("initialized"));
+    REQUIRE(c.request(2, "hearth/status"));
+    REQUIRE(c.request(3, "shutdown"));
+    REQUIRE(c.notify("exit"));
+    CHECK(result_of(c, 1).at("capabilities").is_object());
+    CHECK(result_of(c, 2).at("connections").as_int64() == 1);
+    CHECK(result_of(c, 3).is_null());
+    CHECK(wait_exit(ch.pid) == 0);
+}
+
 TEST_CASE("hearth daemon --stdio: exit without shutdown is exit code 1", "[daemon][binary]") {
     const std::string dir = temp_dir();
     auto args = daemon_args(dir);
