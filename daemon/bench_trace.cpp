@@ -89,7 +89,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         const replay_options cold{.reuse = false, .n_predict = f->n_predict};
         boost::json::array summary;
         if (!f->json)
-            std::printf("%-20s %3s | %-20s | %6s | %-20s | %-20s | %6s | %-13s | %s\n", "trace", "n", "TTFT reuse med/p90 ms",
+            std::printf("%-20s %3s | %-20s | %6s | %-20s | %-20s | %7s | %-13s | %s\n", "trace", "n", "TTFT reuse med/p90 ms",
                         "memory", "prefix-only med/p90", "cold med/p90 ms", "ratio", "prefetch med", "same text as cold: reuse, prefix-only");
         for (const auto & file : f->files) {
             std::ifstream in(file);
@@ -122,7 +122,8 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
             int from_memory = 0;
             for (const auto & x : a->completions) from_memory += x.from_memory;
             const double prefetch_med = percentile(a->prefetch_ms, 0.5);
-            const double ratio = sa.median > 0 ? sc.median / sa.median : 0;
+            // Answers from memory take microseconds: a ratio over them says "at least 1000x".
+            const double ratio = sa.median > 0 ? std::min(1000.0, sc.median / sa.median) : 1000.0;
             const std::string name = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
             if (f->json) {
                 summary.push_back(boost::json::object{
@@ -133,9 +134,12 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
                     {"same_text", same_a.first}, {"same_text_prefix_only", same_b.first}, {"comparable", same_a.second},
                     {"chunk_min", f->chunk_min}, {"typed_ahead", full.typed_ahead}, {"prefetch", full.prefetch}});
             } else {
-                std::printf("%-20s %3zu | %8.1f / %-9.1f | %6d | %8.1f / %-9.1f | %8.1f / %-9.1f | %5.1fx | %6.1f (%3zu) | %d/%d, %d/%d\n",
+                char ratio_text[16];
+                if (ratio >= 1000.0) std::snprintf(ratio_text, sizeof ratio_text, ">=1000x");
+                else std::snprintf(ratio_text, sizeof ratio_text, "%.1fx", ratio);
+                std::printf("%-20s %3zu | %8.1f / %-9.1f | %6d | %8.1f / %-9.1f | %8.1f / %-9.1f | %7s | %6.1f (%3zu) | %d/%d, %d/%d\n",
                             name.c_str(), a->completions.size(), sa.median, sa.p90, from_memory, sb.median, sb.p90, sc.median,
-                            sc.p90, ratio, prefetch_med, a->prefetch_ms.size(), same_a.first, same_a.second, same_b.first,
+                            sc.p90, ratio_text, prefetch_med, a->prefetch_ms.size(), same_a.first, same_a.second, same_b.first,
                             same_b.second);
             }
             std::fflush(stdout);
