@@ -15,6 +15,7 @@ void add_model_commands(CLI::App & app, cli_state & state);     // hearth model 
 void add_version_command(CLI::App & app, cli_state & state);    // hearth version
 void add_daemon_command(CLI::App & app, cli_state & state);     // hearth daemon
 void add_lsp_command(CLI::App & app, cli_state & state);        // hearth lsp (the editor's stdio shim)
+void add_status_command(CLI::App & app, cli_state & state);     // hearth status (asks the running daemon)
 void add_generate_commands(CLI::App & app, cli_state & state);  // hearth complete, hearth chat
 void add_bench_commands(CLI::App & app, cli_state & state);     // hearth bench, hearth bench trace
 

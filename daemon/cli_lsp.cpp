@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@
 #include "daemon/config.h"
 #include "daemon/logging.h"
 #include "daemon/runtime_dir.h"
+#include "daemon/unix_client.h"
 
 namespace hearth::daemon {
 
@@ -41,33 +41,6 @@ struct lsp_flags {
     int start_timeout_ms = 30000;
     bool no_start = false;
 };
-
-int connect_unix(const std::string & path) {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof addr.sun_path) return -1;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-bool write_all(int fd, const char * p, size_t n) {
-    while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return false;
-        }
-        p += w;
-        n -= static_cast<size_t>(w);
-    }
-    return true;
-}
 
 // Starts `hearth daemon` detached and waits until it listens (or fails). The daemon's
 // stdio goes to /dev/null: it logs to its log file.
@@ -130,8 +103,7 @@ int run_lsp_command(const lsp_flags & f) {
     // stdout is the editor's protocol stream: logs go to stderr (editors show it) only.
     (void)setup_logging(f.log_level.value_or("warn"), "", true);
     const std::string runtime = f.runtime_dir.value_or(cfg.runtime_dir.empty() ? default_runtime_dir() : cfg.runtime_dir);
-    std::string socket = f.socket.value_or(cfg.socket_path);
-    if (socket.empty() || socket == "none") socket = runtime + "/hearth.sock";
+    const std::string socket = daemon_socket_path(f.socket, f.runtime_dir, cfg.socket_path, cfg.runtime_dir);
 
     int fd = connect_unix(socket);
     if (fd < 0) {

@@ -11,6 +11,7 @@ int main(int argc, char ** argv) {
     hearth::daemon::add_version_command(app, state);
     hearth::daemon::add_daemon_command(app, state);
     hearth::daemon::add_lsp_command(app, state);
+    hearth::daemon::add_status_command(app, state);
     hearth::daemon::add_model_commands(app, state);
     hearth::daemon::add_generate_commands(app, state);
     hearth::daemon::add_bench_commands(app, state);

@@ -130,6 +130,13 @@ struct model_status {
     uint64_t kv_budget_bytes = 0;
     uint64_t kv_used_bytes = 0;
     int32_t n_slots = 0;           // per-file KV slots that exist
+    int64_t tokens_held = 0;       // positions held over every slot
+    uint64_t cache_requests = 0;   // slot acquisitions
+    uint64_t cache_hits = 0;       // ... that found their slot
+    uint64_t tokens_reused = 0;    // prompt positions kept from the cache, over all requests
+    uint64_t tokens_evaluated = 0; // prompt positions computed
+    uint64_t evictions = 0;
+    uint64_t slots_saved = 0, slots_restored = 0, slots_rejected = 0;   // slot store
     int32_t n_slots_max = 0;       // slots that fit the budget at full context
     int32_t n_threads = 0;
     generation_timings last;       // the last finished call

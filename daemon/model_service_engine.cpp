@@ -222,6 +222,15 @@ private:
         status_ = base_status_;
         status_.kv_used_bytes = st.used_bytes;
         status_.n_slots = st.n_slots;
+        status_.tokens_held = st.tokens_held;
+        status_.cache_requests = st.n_requests;
+        status_.cache_hits = st.n_hits;
+        status_.tokens_reused = st.tokens_reused;
+        status_.tokens_evaluated = st.tokens_evaluated;
+        status_.evictions = st.n_evictions;
+        status_.slots_saved = st.n_saved;
+        status_.slots_restored = st.n_restored;
+        status_.slots_rejected = st.n_rejected;
         if (last) last_ = *last;
         status_.last = last_;
         const int32_t evaluated = last_.n_prompt_tokens - last_.n_cached_tokens;
@@ -257,10 +266,12 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     if (!lm) return lm.error();
     uint64_t budget = opts.kv_budget_bytes;
     if (budget == 0) {
-        // Default: a quarter of physical memory, at most 1 GiB — room for many files at a
-        // few MB each — and never less than one full-context slot.
+        // Default: a quarter of the memory the mapped weights leave, at most 1 GiB (room for
+        // many files at a few MB each), and never less than one full-context slot.
         const uint64_t phys = physical_memory_bytes();
-        budget = std::min<uint64_t>(phys ? phys / 4 : (1ull << 30), 1ull << 30);
+        const uint64_t weights = (*lm)->file().file_size();
+        const uint64_t left = phys > weights ? phys - weights : 0;
+        budget = std::min<uint64_t>(phys ? left / 4 : (1ull << 30), 1ull << 30);
         const auto & hp = (*lm)->mdl().hp();
         const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
                                   static_cast<uint64_t>((*lm)->n_ctx());

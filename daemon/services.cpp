@@ -75,6 +75,15 @@ lsp::status_result services::status() const {
         extra["cacheType"] = m.cache_type;
         extra["contextLength"] = m.n_ctx;
         extra["threads"] = m.n_threads;
+        extra["cacheTokensHeld"] = m.tokens_held;
+        extra["cacheBytesPerSlot"] = m.n_slots > 0 ? m.kv_used_bytes / static_cast<uint64_t>(m.n_slots) : 0;
+        extra["cacheHitRate"] = m.cache_requests > 0 ? static_cast<double>(m.cache_hits) / static_cast<double>(m.cache_requests) : 0.0;
+        extra["cacheTokensReused"] = m.tokens_reused;
+        extra["cacheTokensEvaluated"] = m.tokens_evaluated;
+        extra["cacheEvictions"] = m.evictions;
+        extra["slotsSaved"] = m.slots_saved;
+        extra["slotsRestored"] = m.slots_restored;
+        extra["slotsRejected"] = m.slots_rejected;
         extra["lastPromptTokens"] = m.last.n_prompt_tokens;
         extra["lastCachedTokens"] = m.last.n_cached_tokens;
         extra["lastGeneratedTokens"] = m.last.n_generated;

@@ -314,6 +314,17 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     CHECK(st.at("cacheType").as_string() == "f16");
     CHECK(st.at("threads").as_int64() == 1);
     CHECK(st.at("kvBudgetBytes").as_int64() == 64 << 20);
+    // `hearth status` asks the same daemon (as a third connection) and prints it.
+    child s = spawn({"status", "--runtime-dir", dir + "/run", "--config", dir + "/hearth.toml"}, dir + "/status.log");
+    ::close(s.to_child);
+    std::string printed;
+    char chunk[4096];
+    for (ssize_t n; (n = ::read(s.from_child, chunk, sizeof chunk)) > 0;) printed.append(chunk, static_cast<size_t>(n));
+    CHECK(wait_exit(s.pid) == 0);
+    INFO(printed << slurp(dir + "/status.log"));
+    CHECK(printed.find("KV cache f16") != std::string::npos);
+    CHECK(printed.find("3 connections") != std::string::npos);
+    CHECK(printed.find("hit rate") != std::string::npos);
     // Exactly one daemon: the socket's lock names it; its log shows one start.
     const std::string pid_text = slurp(dir + "/run/hearth.sock.lock");
     const pid_t daemon_pid = static_cast<pid_t>(std::atol(pid_text.c_str()));

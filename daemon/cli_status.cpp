@@ -1,0 +1,151 @@
+// `hearth status`: asks the running daemon for hearth/status over its Unix socket and prints
+// it: the model, memory (mapped weights, KV budget and use), the KV slots (tokens held,
+// bytes per slot, hit rate, persistence), the queue and the last completion's timings.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/json.hpp>
+#include <unistd.h>
+
+#include "daemon/cli_commands.h"
+#include "daemon/config.h"
+#include "daemon/unix_client.h"
+#include "lsp/framing.h"
+
+namespace hearth::daemon {
+namespace {
+
+struct status_flags {
+    std::optional<std::string> socket, runtime_dir, config;
+    bool json = false;
+};
+
+// Reads framed messages until the reply with `id` arrives.
+result<boost::json::value> reply_to(int fd, int64_t id, std::string & buf) {
+    for (;;) {
+        for (;;) {
+            const size_t header_end = buf.find("\r\n\r\n");
+            if (header_end == std::string::npos) break;
+            const size_t at = buf.find("Content-Length:");
+            if (at == std::string::npos || at > header_end) return fail("the daemon sent a message without Content-Length");
+            const size_t length = std::strtoul(buf.c_str() + at + 15, nullptr, 10);
+            if (buf.size() < header_end + 4 + length) break;
+            boost::system::error_code ec;
+            auto v = boost::json::parse(std::string_view(buf).substr(header_end + 4, length), ec);
+            buf.erase(0, header_end + 4 + length);
+            if (ec || !v.is_object()) return fail("the daemon sent invalid JSON");
+            const auto * mid = v.as_object().if_contains("id");
+            if (mid && mid->is_int64() && mid->as_int64() == id) return v;
+        }
+        char chunk[65536];
+        const ssize_t n = ::read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail("the daemon closed the connection");
+        buf.append(chunk, static_cast<size_t>(n));
+    }
+}
+
+bool send(int fd, const boost::json::object & msg) {
+    const std::string framed = lsp::frame_message(boost::json::serialize(msg));
+    return write_all(fd, framed.data(), framed.size());
+}
+
+double num(const boost::json::object & o, const char * k) {
+    const auto * v = o.if_contains(k);
+    if (!v) return 0;
+    if (v->is_int64()) return static_cast<double>(v->as_int64());
+    if (v->is_uint64()) return static_cast<double>(v->as_uint64());
+    if (v->is_double()) return v->as_double();
+    return 0;
+}
+
+std::string str(const boost::json::object & o, const char * k) {
+    const auto * v = o.if_contains(k);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+void print_status(const boost::json::object & s) {
+    const double mib = 1024.0 * 1024.0;
+    std::printf("hearth %s\n", str(s, "version").c_str());
+    std::printf("model              %s (%s, %.1f MiB mapped)\n", str(s, "model").c_str(), str(s, "modelPath").c_str(),
+                num(s, "mappedBytes") / mib);
+    std::printf("compute            %.0f threads, KV cache %s, context %.0f\n", num(s, "threads"), str(s, "cacheType").c_str(),
+                num(s, "contextLength"));
+    std::printf("KV budget          %.1f MiB, %.1f MiB used\n", num(s, "kvBudgetBytes") / mib, num(s, "kvUsedBytes") / mib);
+    std::printf("KV slots           %.0f (room for %.0f at full context), %.0f tokens held, %.2f MiB per slot\n",
+                num(s, "cacheSlotsUsed"), num(s, "cacheSlots"), num(s, "cacheTokensHeld"), num(s, "cacheBytesPerSlot") / mib);
+    std::printf("KV reuse           hit rate %.0f%%, %.0f prompt tokens reused, %.0f evaluated, %.0f evictions\n",
+                100.0 * num(s, "cacheHitRate"), num(s, "cacheTokensReused"), num(s, "cacheTokensEvaluated"),
+                num(s, "cacheEvictions"));
+    std::printf("slot files         %.0f written, %.0f read back, %.0f refused\n", num(s, "slotsSaved"), num(s, "slotsRestored"),
+                num(s, "slotsRejected"));
+    std::printf("completions        %.0f served (%.0f from the suggestion memory, %.0f prefetched), last %.1f ms\n",
+                num(s, "completionsServed"), num(s, "completionsFromMemory"), num(s, "completionsPrefetched"),
+                num(s, "lastCompletionMs"));
+    std::printf("last request       %.0f prompt tokens (%.0f cached), %.0f generated; %.1f prompt t/s, %.1f generation t/s\n",
+                num(s, "lastPromptTokens"), num(s, "lastCachedTokens"), num(s, "lastGeneratedTokens"),
+                num(s, "promptTokensPerSecond"), num(s, "decodeTokensPerSecond"));
+    std::printf("clients            %.0f connections, %.0f queued, %.0f chats served\n", num(s, "connections"),
+                num(s, "queueDepth"), num(s, "chatsServed"));
+}
+
+int run_status(const status_flags & f) {
+    daemon_config cfg;
+    const bool explicit_config = f.config.has_value();
+    if (auto s = load_config_file(explicit_config ? *f.config : default_config_file(), explicit_config, cfg); !s) {
+        std::fprintf(stderr, "hearth status: %s\n", s.message().c_str());
+        return 2;
+    }
+    const std::string socket = daemon_socket_path(f.socket, f.runtime_dir, cfg.socket_path, cfg.runtime_dir);
+    const int fd = connect_unix(socket);
+    if (fd < 0) {
+        std::fprintf(stderr, "hearth status: no daemon is listening on %s (%s)\n", socket.c_str(), std::strerror(errno));
+        return 1;
+    }
+    std::unique_ptr<int, void (*)(int *)> closer(new int(fd), [](int * p) { ::close(*p); delete p; });
+    std::string buf;
+    const bool sent = send(fd, {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+                                {"params", {{"processId", ::getpid()}, {"clientInfo", {{"name", "hearth status"}}},
+                                            {"capabilities", boost::json::object{}}}}}) &&
+                      send(fd, {{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", boost::json::object{}}}) &&
+                      send(fd, {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "hearth/status"}});
+    if (!sent) {
+        std::fprintf(stderr, "hearth status: writing to %s: %s\n", socket.c_str(), std::strerror(errno));
+        return 1;
+    }
+    auto init = reply_to(fd, 1, buf);
+    auto st = init ? reply_to(fd, 2, buf) : init;
+    if (!st) {
+        std::fprintf(stderr, "hearth status: %s\n", st.message().c_str());
+        return 1;
+    }
+    const auto * result = st->as_object().if_contains("result");
+    if (!result || !result->is_object()) {
+        std::fprintf(stderr, "hearth status: the daemon answered %s\n", boost::json::serialize(*st).c_str());
+        return 1;
+    }
+    if (f.json) std::printf("%s\n", boost::json::serialize(*result).c_str());
+    else print_status(result->as_object());
+    (void)send(fd, {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "shutdown"}});
+    (void)reply_to(fd, 3, buf);
+    (void)send(fd, {{"jsonrpc", "2.0"}, {"method", "exit"}});
+    return 0;
+}
+
+}  // namespace
+
+void add_status_command(CLI::App & app, cli_state & state) {
+    auto * cmd = app.add_subcommand("status", "Show the running daemon's model, memory, KV slots and timings");
+    auto f = std::make_shared<status_flags>();
+    cmd->add_option("--socket", f->socket, "The daemon's Unix socket");
+    cmd->add_option("--runtime-dir", f->runtime_dir, "The daemon's runtime directory");
+    cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
+    cmd->add_flag("--json", f->json, "Print hearth/status's JSON");
+    cmd->callback([f, &state] { state.exit_code = run_status(*f); });
+}
+
+}  // namespace hearth::daemon
