@@ -17,11 +17,16 @@ namespace {
 constexpr int64_t k_chunk = 64;
 // Query tokens per task: they share each dequantized chunk.
 constexpr int64_t k_tokens_per_task = 16;
-// Below this many tasks the KV range is split into segments (merged afterwards), so a decode
-// step with few KV heads still keeps every thread busy. Fixed, not derived from the thread
-// count, so results are the same on any pool.
+// The KV range of every token is softmaxed in fixed segments of positions [256 k, 256 (k+1)),
+// each with its own running state, merged in order. The segments are the same whatever the
+// batch, so a token's output does not depend on which other tokens were evaluated with it
+// (a prompt split into other batches, as prefix reuse does, gives bitwise the same logits).
+constexpr int64_t k_segment = 256;
+// Below this many tasks the segments are computed by separate tasks and merged afterwards, so
+// a decode step with few KV heads still keeps every thread busy; otherwise one task walks its
+// tokens' segments in turn. Either way the same merges in the same order: same results, on
+// any pool.
 constexpr int64_t k_min_tasks = 16;
-constexpr int64_t k_min_segment = 256;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -34,7 +39,7 @@ struct online_state {
 
 struct task_shape {
     int64_t n_tokens, n_head, n_head_kv, head_dim, group;
-    int64_t n_token_blocks, n_segments, segment_len;
+    int64_t n_token_blocks, n_segments;   // n_segments > 1: one task per segment (merged after)
     float scale;
 };
 
@@ -43,6 +48,7 @@ struct thread_scratch {
     std::vector<float> k, v;        // [k_chunk][head_dim] dequantized slices
     std::vector<float> scores;      // [k_chunk]
     std::vector<float> state;       // [k_tokens_per_task * group][head_dim + 2]
+    std::vector<float> segment;     // the same, for one segment (merged into state)
 };
 
 thread_scratch & local_scratch() {
@@ -127,6 +133,37 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
     }
 }
 
+// total <- total merged with the state of the next segment (m, l, acc[d]); both rows of
+// head_dim + 2 floats. An empty state (l == 0: no position) changes nothing.
+void merge_state(float * total, const float * next, int64_t head_dim) {
+    if (next[1] == 0.0f) return;
+    if (total[1] == 0.0f) {
+        std::copy(next, next + head_dim + 2, total);
+        return;
+    }
+    const float m = std::fmax(total[0], next[0]);
+    const float wt = std::exp(total[0] - m), wn = std::exp(next[0] - m);
+    total[0] = m;
+    total[1] = total[1] * wt + next[1] * wn;
+    for (int64_t d = 0; d < head_dim; ++d) total[2 + d] = total[2 + d] * wt + next[2 + d] * wn;
+}
+
+// attend_task over [p0, p1), one k_segment at a time, merged in order into `st`.
+void attend_segments(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
+                     int64_t t0, int64_t t1, int64_t p0, int64_t p1, float * st, std::vector<float> & seg) {
+    const int64_t row = s.head_dim + 2, n_rows = (t1 - t0) * s.group;
+    seg.resize(static_cast<size_t>(n_rows * row));
+    for (int64_t r = 0; r < n_rows; ++r) {
+        st[r * row] = -INFINITY;
+        st[r * row + 1] = 0.0f;
+        std::fill(st + r * row + 2, st + (r + 1) * row, 0.0f);
+    }
+    for (int64_t a = p0; a < p1; a += k_segment) {
+        attend_task(q, n_kv, kv, s, g, t0, t1, a, std::min(a + k_segment, p1), seg.data());
+        for (int64_t r = 0; r < n_rows; ++r) merge_state(st + r * row, seg.data() + r * row, s.head_dim);
+    }
+}
+
 }  // namespace
 
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
@@ -147,12 +184,8 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
     int64_t max_kv = 0;
     for (int64_t t = 0; t < n_tokens; ++t) max_kv = std::max<int64_t>(max_kv, n_kv[t]);
-    s.n_segments = 1;
     const int64_t base_tasks = n_head_kv * s.n_token_blocks;
-    if (base_tasks < k_min_tasks)
-        s.n_segments = std::max<int64_t>(1, std::min(ceil_div(k_min_tasks, base_tasks), max_kv / k_min_segment));
-    // Segments start on chunk boundaries, so a token's chunks are the same for any segmentation.
-    s.segment_len = ceil_div(ceil_div(std::max<int64_t>(max_kv, 1), s.n_segments), k_chunk) * k_chunk;
+    s.n_segments = base_tasks < k_min_tasks ? std::max<int64_t>(1, ceil_div(max_kv, k_segment)) : 1;
 
     const int64_t state_floats = head_dim + 2;
     const int64_t rows_per_task = k_tokens_per_task * s.group;
@@ -170,12 +203,14 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
         const int64_t tb = s.n_token_blocks - 1 - (task / s.n_segments) % s.n_token_blocks;
         const int64_t g = task / (s.n_segments * s.n_token_blocks);
         const int64_t t0 = tb * k_tokens_per_task, t1 = std::min(t0 + k_tokens_per_task, n_tokens);
-        const int64_t p0 = seg * s.segment_len, p1 = p0 + s.segment_len;
+        // One segment per task, or every segment of these tokens in turn.
+        const int64_t p0 = s.n_segments > 1 ? seg * k_segment : 0;
+        const int64_t p1 = s.n_segments > 1 ? p0 + k_segment : std::max<int64_t>(max_kv, 1);
 
         thread_scratch & sc = local_scratch();
         sc.state.resize(static_cast<size_t>(rows_per_task * state_floats));
         float * st = sc.state.data();
-        attend_task(q, n_kv, kv, s, g, t0, t1, p0, p1, st);
+        attend_segments(q, n_kv, kv, s, g, t0, t1, p0, p1, st, sc.segment);
 
         for (int64_t t = t0; t < t1; ++t)
             for (int64_t j = 0; j < s.group; ++j) {
@@ -193,24 +228,17 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     });
     if (s.n_segments == 1) return;
 
-    // Merge the segments of each (token, head): rescale each partial to the common max.
+    // Merge the segments of each (token, head) in order, as attend_segments does.
+    std::vector<float> total(static_cast<size_t>(state_floats));
     for (int64_t t = 0; t < n_tokens; ++t)
         for (int64_t h = 0; h < n_head; ++h) {
-            float m = -INFINITY;
+            total[0] = -INFINITY;
+            std::fill(total.begin() + 1, total.end(), 0.0f);
             for (int64_t seg = 0; seg < s.n_segments; ++seg)
-                m = std::fmax(m, partials[((seg * n_tokens + t) * n_head + h) * state_floats]);
+                merge_state(total.data(), partials + ((seg * n_tokens + t) * n_head + h) * state_floats, head_dim);
             float * o = out + (t * n_head + h) * head_dim;
-            std::fill(o, o + head_dim, 0.0f);
-            float l = 0.0f;
-            for (int64_t seg = 0; seg < s.n_segments; ++seg) {
-                const float * row = partials + ((seg * n_tokens + t) * n_head + h) * state_floats;
-                if (row[1] == 0.0f) continue;   // a segment past this token's n_kv
-                const float w = std::exp(row[0] - m);
-                l += row[1] * w;
-                for (int64_t d = 0; d < head_dim; ++d) o[d] += row[2 + d] * w;
-            }
-            const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-            for (int64_t d = 0; d < head_dim; ++d) o[d] *= inv;
+            const float inv = total[1] > 0.0f ? 1.0f / total[1] : 0.0f;
+            for (int64_t d = 0; d < head_dim; ++d) o[d] = total[2 + d] * inv;
         }
 }
 

@@ -6,7 +6,9 @@
 // f32 and K/V slices are dequantized to f32 once per chunk for every query head of the group and
 // every token of a block. Scores, softmax and the weighted sum of V are all f32 (as llama.cpp's
 // non-flash path computes them with an f32 cache).
-// Invariants: the result does not depend on the thread count (tasks never split a sum differently).
+// Invariants: the result does not depend on the thread count (tasks never split a sum
+// differently), nor on the other tokens of the batch: every token's positions are softmaxed
+// in the same fixed segments merged in the same order (so prefix reuse is bitwise).
 // Thread-safety: uses the pool (one owner at a time); per-thread scratch is thread_local and
 // grows to the largest size seen, so steady-state calls allocate nothing.
 #pragma once

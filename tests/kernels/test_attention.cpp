@@ -160,6 +160,30 @@ TEST_CASE("attention gives bitwise the same result on 1, 2 and 3 threads", "[ker
     REQUIRE(std::memcmp(a.data(), d.data(), a.size() * sizeof(float)) == 0);
 }
 
+TEST_CASE("attention: a token's output does not depend on the batch it is evaluated in", "[kernels][attention]") {
+    // What exact prefix reuse needs: 700 positions evaluated as one batch, or as a prompt cut
+    // anywhere and finished later (the second part sees the first in the cache), or token by
+    // token at the end (decode), give bitwise the same output for every token.
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::f16, tensor_type::q8_0);
+    const int64_t head_dim = 64, n_head_kv = 2, n_head = 14, n_tokens = 700;
+    const auto c = make_cache(type, n_tokens, n_head_kv, head_dim, 53);
+    const auto q = random_q(n_tokens, n_head, head_dim, 59);
+    const int64_t row = n_head * head_dim;
+    const auto all = run_attention(c, q, n_tokens, causal(n_tokens, 0), n_head, 0.125f, 2);
+    for (int64_t split : {1, 255, 256, 400, 650, 690, 699}) {
+        INFO("split at " << split);
+        const std::vector<float> q_tail(q.begin() + split * row, q.end());
+        const auto tail = run_attention(c, q_tail, n_tokens - split, causal(n_tokens - split, static_cast<int32_t>(split)),
+                                        n_head, 0.125f, 2);
+        REQUIRE(std::memcmp(all.data() + split * row, tail.data(), tail.size() * sizeof(float)) == 0);
+    }
+    for (int64_t t = 690; t < n_tokens; ++t) {
+        const std::vector<float> q_one(q.begin() + t * row, q.begin() + (t + 1) * row);
+        const auto one = run_attention(c, q_one, 1, causal(1, static_cast<int32_t>(t)), n_head, 0.125f, 2);
+        REQUIRE(std::memcmp(all.data() + t * row, one.data(), one.size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("attention with a single visible position returns that position's V", "[kernels][attention]") {
     const auto c = make_cache(tensor_type::f32, 4, 1, 16, 41);
     const auto q = random_q(1, 2, 16, 43);
