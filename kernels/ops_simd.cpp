@@ -68,7 +68,7 @@ constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axp
 
 const f32_kernels & f32_kernels_for(cpu::isa i) {
 #if defined(__x86_64__) || defined(_M_X64)
-    if (i == cpu::isa::avx2) return f32_kernels_avx2();
+    if (i == cpu::isa::avx2 || i == cpu::isa::avx512_vnni) return f32_kernels_avx2();
 #endif
 #if defined(__aarch64__)
     if (i == cpu::isa::neon || i == cpu::isa::neon_dotprod) return f32_kernels_neon();

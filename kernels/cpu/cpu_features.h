@@ -11,6 +11,7 @@ struct cpu_features {
     bool fma = false;
     bool f16c = false;
     bool bmi2 = false;
+    bool avx512f = false, avx512bw = false, avx512vl = false, avx512vnni = false;   // with the OS saving ZMM state
     // aarch64
     bool neon = false;
     bool dotprod = false;   // SDOT/UDOT (ARMv8.2 dotprod)

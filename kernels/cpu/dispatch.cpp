@@ -18,6 +18,7 @@ std::vector<isa> detect_isas() {
     std::vector<isa> out{isa::scalar};
 #if defined(__x86_64__) || defined(_M_X64)
     if (f.avx2 && f.fma && f.f16c) out.push_back(isa::avx2);
+    if (f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni) out.push_back(isa::avx512_vnni);
 #endif
 #if defined(__aarch64__)
     if (f.neon) out.push_back(isa::neon);
@@ -40,8 +41,10 @@ quant_kernels build_quant_kernels(isa i) {
     case isa::scalar:
         break;
     case isa::avx2:
+    case isa::avx512_vnni:
 #if defined(__x86_64__) || defined(_M_X64)
         add_quant_kernels_avx2(t);
+        if (i == isa::avx512_vnni) add_quant_kernels_avx512_vnni(t);
 #endif
         break;
     case isa::neon:
@@ -62,6 +65,7 @@ std::string_view isa_name(isa i) {
     switch (i) {
     case isa::scalar: return "scalar";
     case isa::avx2: return "avx2";
+    case isa::avx512_vnni: return "avx512_vnni";
     case isa::neon: return "neon";
     case isa::neon_dotprod: return "neon_dotprod";
     }
@@ -94,6 +98,7 @@ const quant_kernels & quant_kernels_for(isa i) {
     switch (i) {
     case isa::scalar: return scalar;
     case isa::avx2: { static const quant_kernels t = build_quant_kernels(isa::avx2); return t; }
+    case isa::avx512_vnni: { static const quant_kernels t = build_quant_kernels(isa::avx512_vnni); return t; }
     case isa::neon: { static const quant_kernels t = build_quant_kernels(isa::neon); return t; }
     case isa::neon_dotprod: { static const quant_kernels t = build_quant_kernels(isa::neon_dotprod); return t; }
     }

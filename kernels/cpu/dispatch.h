@@ -18,7 +18,7 @@
 
 namespace hearth::kernels::cpu {
 
-enum class isa { scalar, avx2, neon, neon_dotprod };
+enum class isa { scalar, avx2, avx512_vnni, neon, neon_dotprod };
 
 std::string_view isa_name(isa i);
 

@@ -12,6 +12,7 @@ namespace hearth::kernels::cpu {
 void add_quant_kernels_scalar(quant_kernels & table);
 #if defined(__x86_64__) || defined(_M_X64)
 void add_quant_kernels_avx2(quant_kernels & table);
+void add_quant_kernels_avx512_vnni(quant_kernels & table);   // on top of the AVX2 table
 #endif
 #if defined(__aarch64__)
 void add_quant_kernels_neon(quant_kernels & table);

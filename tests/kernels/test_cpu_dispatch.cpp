@@ -19,6 +19,8 @@ TEST_CASE("available_isas: scalar first, no repeats, the active one among them",
     const auto & f = cpu::detected_cpu_features();
 #if defined(__x86_64__)
     CHECK(seen.count(isa::avx2) == (f.avx2 && f.fma && f.f16c ? 1u : 0u));
+    CHECK(seen.count(isa::avx512_vnni) ==
+          (f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni ? 1u : 0u));
 #elif defined(__aarch64__)
     CHECK(seen.count(isa::neon) == 1);
     CHECK(seen.count(isa::neon_dotprod) == (f.dotprod ? 1u : 0u));

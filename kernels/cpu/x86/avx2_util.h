@@ -1,4 +1,7 @@
-// Small AVX2 helpers shared by the x86 quant kernels (compiled with -mavx2 -mfma -mf16c only).
+// Small AVX2 helpers shared by the x86 quant kernels. Internal linkage on purpose: the x86
+// files are compiled with different ISA flags (AVX2; AVX-512 for the *_avx512 ones), and an
+// inline function shared between them could be linked in its AVX-512 build and run on a CPU
+// without it; each file gets its own copy instead.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -8,6 +11,7 @@
 #include <cstring>
 
 namespace hearth::kernels::cpu::avx2 {
+namespace {
 
 inline float hsum(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -49,4 +53,5 @@ inline __m256i dot_u8_i8_i32(__m256i x, __m256i y) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
 }
 
+}  // namespace
 }  // namespace hearth::kernels::cpu::avx2

@@ -6,112 +6,17 @@
 #include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/avx2_util.h"
 #include "kernels/cpu/x86/quant_avx2.h"
+#include "kernels/cpu/x86/quant_q8_0_tiles.h"
 
 namespace hearth::kernels::cpu::avx2 {
 namespace {
 
-// Loads the 32 signed weights of one block as bytes.
-struct q4_0_load {
-    using block = block_q4_0;
-    static __m256i load(const block & b) { return _mm256_sub_epi8(bytes_from_nibbles(b.qs), _mm256_set1_epi8(8)); }
-};
-struct q5_0_load {
-    using block = block_q5_0;
-    static __m256i load(const block & b) {
-        // nibble | 0xF0 where the fifth bit is clear: as int8 that is nibble - 16, else nibble.
-        const __m256i hi = _mm256_andnot_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(static_cast<char>(0xF0)));
-        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+// |x| * (y with x's sign) summed by 4 into int32 lanes: a u8 x i8 product that maddubs takes.
+struct maddubs_dot {
+    static __m256i dot(__m256i ax, __m256i sy) {
+        return _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1));
     }
 };
-struct q8_0_load {
-    using block = block_q8_0;
-    static __m256i load(const block & b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b.qs)); }
-};
-struct iq4_nl_load {
-    using block = block_iq4_nl;
-    static __m256i load(const block & b) {
-        const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i *>(k_iq4nl_values));
-        const __m256i t2 = _mm256_broadcastsi128_si256(table);
-        return _mm256_shuffle_epi8(t2, bytes_from_nibbles(b.qs));
-    }
-};
-
-// R weight rows against T q8_0 activation rows: out[t * out_stride + r]. Each (row, token) pair
-// has one f32 accumulator and sees exactly the operations of the 1 x 1 case, so every tile
-// shape gives bit-identical results; bigger tiles share the weight unpacking across tokens and
-// the activation loads across rows (the prefill case).
-template <class L, int R, int T>
-void dot_q8_0_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out,
-                   int64_t out_stride) {
-    using block = typename L::block;
-    const int64_t nb = n / 32;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; ++i) {
-        __m256i x[R], ax[R];
-        float dx[R];
-        for (int r = 0; r < R; ++r) {
-            const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
-            x[r] = L::load(b);
-            ax[r] = _mm256_sign_epi8(x[r], x[r]);
-            dx[r] = fp16(b.d);
-        }
-        for (int t = 0; t < T; ++t) {
-            const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
-            const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb.qs));
-            const float dy = fp16(yb.d);
-            for (int r = 0; r < R; ++r) {
-                // |x| * (y with x's sign): a u8 x i8 product that maddubs takes (y is never -128).
-                const __m256i p = _mm256_maddubs_epi16(ax[r], _mm256_sign_epi8(y, x[r]));
-                const __m256i s = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx[r] * dy), _mm256_cvtepi32_ps(s), acc[r][t]);
-            }
-        }
-    }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
-}
-
-template <class L, int R>
-void dot_q8_0_tile_tokens(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
-                          int64_t n_tokens, float * out, int64_t out_stride) {
-    int64_t t = 0;
-    for (; t + 4 <= n_tokens; t += 4) dot_q8_0_tile<L, R, 4>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
-    switch (n_tokens - t) {
-    case 3: dot_q8_0_tile<L, R, 3>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 2: dot_q8_0_tile<L, R, 2>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 1: dot_q8_0_tile<L, R, 1>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    default: break;
-    }
-}
-
-template <class L>
-float dot_q8_0_row(int64_t n, const void * w, const void * a) {
-    float out;
-    dot_q8_0_tile<L, 1, 1>(n, static_cast<const uint8_t *>(w), 0, static_cast<const uint8_t *>(a), 0, &out, 1);
-    return out;
-}
-
-template <class L>
-void dot_q8_0_multi(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    const auto * wb = static_cast<const uint8_t *>(w);
-    const auto * ab = static_cast<const uint8_t *>(a);
-    int64_t r = 0;
-    // Row by row on purpose: consecutive rows are one sequential stream, which the hardware
-    // prefetchers follow; interleaving 4 rows (4 short streams) measured half the bandwidth.
-    for (; r < n_rows; ++r) dot_q8_0_tile<L, 1, 1>(n, wb + r * stride, stride, ab, 0, out + r, 1);
-}
-
-template <class L>
-void dot_q8_0_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
-                    int64_t n_tokens, float * out, int64_t out_stride) {
-    const auto * wb = static_cast<const uint8_t *>(w);
-    const auto * ab = static_cast<const uint8_t *>(a);
-    int64_t r = 0;
-    for (; r + 2 <= n_rows; r += 2) dot_q8_0_tile_tokens<L, 2>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
-    if (r < n_rows) dot_q8_0_tile_tokens<L, 1>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
-}
 
 // One weight row with min (q4_1 / q5_1: unsigned quants) against one q8_1 row:
 // sum = sum_blocks d_w d_a sum(q_w q_a) + m_w s_a, the second term in plain f32 as in the reference.
@@ -147,38 +52,38 @@ struct q5_1_load {
 float vec_dot_q4_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q4_1_load>(n, w, a); }
 float vec_dot_q5_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q5_1_load>(n, w, a); }
 
-float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q4_0_load>(n, w, a); }
-float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q5_0_load>(n, w, a); }
-float vec_dot_q8_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q8_0_load>(n, w, a); }
-float vec_dot_iq4_nl(int64_t n, const void * w, const void * a) { return dot_q8_0_row<iq4_nl_load>(n, w, a); }
+float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q4_0_load, maddubs_dot>(n, w, a); }
+float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q5_0_load, maddubs_dot>(n, w, a); }
+float vec_dot_q8_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q8_0_load, maddubs_dot>(n, w, a); }
+float vec_dot_iq4_nl(int64_t n, const void * w, const void * a) { return dot_q8_0_row<iq4_nl_load, maddubs_dot>(n, w, a); }
 
 void vec_dot_rows_q4_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<q4_0_load>(n, w, stride, a, out, n_rows);
+    dot_q8_0_multi<q4_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_q4_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<q4_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    dot_q8_0_tiles<q4_0_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_q5_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<q5_0_load>(n, w, stride, a, out, n_rows);
+    dot_q8_0_multi<q5_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_q5_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<q5_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    dot_q8_0_tiles<q5_0_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_q8_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<q8_0_load>(n, w, stride, a, out, n_rows);
+    dot_q8_0_multi<q8_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_q8_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<q8_0_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    dot_q8_0_tiles<q8_0_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_iq4_nl(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<iq4_nl_load>(n, w, stride, a, out, n_rows);
+    dot_q8_0_multi<iq4_nl_load, maddubs_dot>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_iq4_nl(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<iq4_nl_load>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    dot_q8_0_tiles<iq4_nl_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 
 }  // namespace hearth::kernels::cpu::avx2

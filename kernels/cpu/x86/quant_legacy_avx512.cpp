@@ -1,0 +1,59 @@
+// AVX-512 VNNI versions (256-bit, with AVX512BW/VL) of the block kernels against q8_0
+// activations: vpdpbusd sums |x| . (y signed like x) by four into int32 lanes in one
+// instruction where AVX2 needs maddubs + madd, and q5_0's fifth bits become the 0xF0 byte mask
+// in one masked move instead of shuffle, or, compare and andnot. Same int32 lanes and the same
+// float steps as the AVX2 kernels (quant_q8_0_tiles.h), so bit-identical to them.
+// Compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni (kernels/CMakeLists.txt); used
+// only where the CPU has all four (kernels/cpu/dispatch.cpp).
+#include <cstring>
+
+#include "kernels/cpu/quant_variants.h"
+#include "kernels/cpu/x86/quant_q8_0_tiles.h"
+
+namespace hearth::kernels::cpu::avx2 {
+namespace {
+
+struct vnni_dot {
+    static __m256i dot(__m256i ax, __m256i sy) { return _mm256_dpbusd_epi32(_mm256_setzero_si256(), ax, sy); }
+};
+
+// nibble | 0xF0 where the fifth bit is clear (as int8: nibble - 16), else the nibble.
+struct q5_0_load_mask {
+    using block = block_q5_0;
+    static __m256i load(const block & b) {
+        uint32_t qh;
+        std::memcpy(&qh, b.qh, sizeof qh);
+        const __m256i hi = _mm256_maskz_mov_epi8(static_cast<__mmask32>(~qh), _mm256_set1_epi8(static_cast<char>(0xF0)));
+        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+    }
+};
+
+template <class L>
+float vnni_row(int64_t n, const void * w, const void * a) {
+    return dot_q8_0_row<L, vnni_dot>(n, w, a);
+}
+template <class L>
+void vnni_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
+    dot_q8_0_multi<L, vnni_dot>(n, w, stride, a, out, n_rows);
+}
+template <class L>
+void vnni_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride, int64_t n_tokens,
+                float * out, int64_t out_stride) {
+    dot_q8_0_tiles<L, vnni_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+}
+
+}  // namespace
+}  // namespace hearth::kernels::cpu::avx2
+
+namespace hearth::kernels::cpu {
+
+void add_quant_kernels_avx512_vnni(quant_kernels & table) {
+    using tt = tensor_type;
+    using namespace avx2;
+    set_vec_dot<vnni_row<q4_0_load>, vnni_rows<q4_0_load>, vnni_tiles<q4_0_load>>(table, tt::q4_0);
+    set_vec_dot<vnni_row<q5_0_load_mask>, vnni_rows<q5_0_load_mask>, vnni_tiles<q5_0_load_mask>>(table, tt::q5_0);
+    set_vec_dot<vnni_row<q8_0_load>, vnni_rows<q8_0_load>, vnni_tiles<q8_0_load>>(table, tt::q8_0);
+    set_vec_dot<vnni_row<iq4_nl_load>, vnni_rows<iq4_nl_load>, vnni_tiles<iq4_nl_load>>(table, tt::iq4_nl);
+}
+
+}  // namespace hearth::kernels::cpu
