@@ -107,9 +107,11 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
         kernels::rms_norm(x_.data(), L.attn_norm, cur_.data(), n, n_embd, hp.rms_eps);
         mm_.set_activations(cur_.data(), n, n_embd);  // quantized once for Q, K and V
-        kernels::matmul(view(L.wq), mm_, q_.data(), pool_);
-        kernels::matmul(view(L.wk), mm_, k_.data(), pool_);
-        kernels::matmul(view(L.wv), mm_, v_.data(), pool_);
+        {
+            const kernels::weight_view qkv[] = {view(L.wq), view(L.wk), view(L.wv)};
+            float * const out[] = {q_.data(), k_.data(), v_.data()};
+            kernels::matmul_group(qkv, mm_, out, pool_);
+        }
         add_bias(q_.data(), L.bq, n, n_q);
         add_bias(k_.data(), L.bk, n, n_kv);
         add_bias(v_.data(), L.bv, n, n_kv);
@@ -130,8 +132,11 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
         kernels::rms_norm(x_.data(), L.ffn_norm, cur_.data(), n, n_embd, hp.rms_eps);
         mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
-        kernels::matmul(view(L.w_gate), mm_, gate_.data(), pool_);
-        kernels::matmul(view(L.w_up), mm_, up_.data(), pool_);
+        {
+            const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
+            float * const out[] = {gate_.data(), up_.data()};
+            kernels::matmul_group(gate_up, mm_, out, pool_);
+        }
         kernels::swiglu(gate_.data(), up_.data(), gate_.data(), static_cast<size_t>(n) * n_ff);
         mm_.set_activations(gate_.data(), n, n_ff);
         kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);

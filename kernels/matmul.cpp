@@ -77,53 +77,85 @@ matmul_context::converted_rows matmul_context::converted(tensor_type type, threa
     return {slot->data, row_bytes};
 }
 
-void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
+namespace {
+
+// How one matmul is cut into tasks, and the data a task needs.
+struct matmul_plan {
+    const std::byte * w_data;
+    size_t w_stride;
+    tensor_type wt;
+    int64_t n_rows, n_cols, n_tokens;
+    matmul_context::converted_rows act;
+    float * y;
+    int64_t rows_per_block, tokens_per_block, n_row_blocks, n_token_blocks;
+    int64_t n_tasks() const { return n_row_blocks * n_token_blocks; }
+};
+
+matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
     assert(ctx.n_cols() == w.n_cols);
     assert(w.row_bytes >= row_size(w.type, w.n_cols));
-    const int64_t n_tokens = ctx.n_tokens();
-    const int64_t n_rows = w.n_rows;
-    if (n_tokens == 0 || n_rows == 0) return;
-
-    const auto act = ctx.converted(vec_dot_type(w.type), pool);
-    const auto * const w_data = static_cast<const std::byte *>(w.data);
-    const size_t w_stride = w.row_bytes;
-    const int64_t n_cols = w.n_cols;
-    const tensor_type wt = w.type;
-
+    matmul_plan p{static_cast<const std::byte *>(w.data), w.row_bytes, w.type, w.n_rows, w.n_cols, ctx.n_tokens(), {}, y,
+                  1, 1, 0, 0};
+    if (p.n_tokens == 0 || p.n_rows == 0) return p;
+    p.act = ctx.converted(vec_dot_type(w.type), pool);
     // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
-    int64_t rows_per_block;
-    int64_t tokens_per_block;
-    if (n_tokens == 1) {
-        const auto total_bytes = static_cast<size_t>(n_rows) * w_stride;
+    if (p.n_tokens == 1) {
+        const auto total_bytes = static_cast<size_t>(p.n_rows) * p.w_stride;
         const int64_t n_blocks = std::max<int64_t>(1, static_cast<int64_t>(total_bytes / k_matvec_task_bytes));
-        rows_per_block = round_up(ceil_div(n_rows, n_blocks), 4);
-        tokens_per_block = 1;
+        p.rows_per_block = round_up(ceil_div(p.n_rows, n_blocks), 4);
+        p.tokens_per_block = 1;
     } else {
-        rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / w_stride)), 4);
-        tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / act.row_bytes), 1, n_tokens);
+        p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 4);
+        p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
         // Keep every thread fed when the matrix is short: split the tokens finer instead.
-        const int64_t n_row_blocks = ceil_div(n_rows, rows_per_block);
+        const int64_t n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
         const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
-        if (n_row_blocks * ceil_div(n_tokens, tokens_per_block) < want_tasks)
-            tokens_per_block = std::max<int64_t>(1, ceil_div(n_tokens, ceil_div(want_tasks, n_row_blocks)));
+        if (n_row_blocks * ceil_div(p.n_tokens, p.tokens_per_block) < want_tasks)
+            p.tokens_per_block = std::max<int64_t>(1, ceil_div(p.n_tokens, ceil_div(want_tasks, n_row_blocks)));
     }
-    const int64_t n_row_blocks = ceil_div(n_rows, rows_per_block);
-    const int64_t n_token_blocks = ceil_div(n_tokens, tokens_per_block);
+    p.n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
+    p.n_token_blocks = ceil_div(p.n_tokens, p.tokens_per_block);
+    return p;
+}
 
-    // Row-block-major order: consecutive tasks share weight rows (in the shared cache).
-    pool.parallel_for(n_row_blocks * n_token_blocks, [&](int64_t task, int) {
-        const int64_t r0 = (task / n_token_blocks) * rows_per_block;
-        const int64_t t0 = (task % n_token_blocks) * tokens_per_block;
-        const int64_t nr = std::min(rows_per_block, n_rows - r0);
-        const int64_t t1 = std::min(t0 + tokens_per_block, n_tokens);
-        const std::byte * rows = w_data + static_cast<size_t>(r0) * w_stride;
-        if (t1 - t0 == 1) {
-            vec_dot_rows(wt, n_cols, rows, w_stride, act.data + static_cast<size_t>(t0) * act.row_bytes,
-                         y + t0 * n_rows + r0, nr);
-        } else {
-            vec_dot_tile(wt, n_cols, rows, w_stride, nr, act.data + static_cast<size_t>(t0) * act.row_bytes,
-                         act.row_bytes, t1 - t0, y + t0 * n_rows + r0, n_rows);
-        }
+// Row-block-major order: consecutive tasks share weight rows (in the shared cache).
+void run_task(const matmul_plan & p, int64_t task) {
+    const int64_t r0 = (task / p.n_token_blocks) * p.rows_per_block;
+    const int64_t t0 = (task % p.n_token_blocks) * p.tokens_per_block;
+    const int64_t nr = std::min(p.rows_per_block, p.n_rows - r0);
+    const int64_t t1 = std::min(t0 + p.tokens_per_block, p.n_tokens);
+    const std::byte * rows = p.w_data + static_cast<size_t>(r0) * p.w_stride;
+    if (t1 - t0 == 1) {
+        vec_dot_rows(p.wt, p.n_cols, rows, p.w_stride, p.act.data + static_cast<size_t>(t0) * p.act.row_bytes,
+                     p.y + t0 * p.n_rows + r0, nr);
+    } else {
+        vec_dot_tile(p.wt, p.n_cols, rows, p.w_stride, nr, p.act.data + static_cast<size_t>(t0) * p.act.row_bytes,
+                     p.act.row_bytes, t1 - t0, p.y + t0 * p.n_rows + r0, p.n_rows);
+    }
+}
+
+}  // namespace
+
+void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
+    const matmul_plan p = make_plan(w, ctx, y, pool);
+    if (p.n_tasks() == 0) return;
+    pool.parallel_for(p.n_tasks(), [&](int64_t task, int) { run_task(p, task); });
+}
+
+void matmul_group(std::span<const weight_view> ws, matmul_context & ctx, std::span<float * const> ys, thread_pool & pool) {
+    assert(ws.size() == ys.size() && ws.size() <= k_max_group);
+    std::array<matmul_plan, k_max_group> plans;
+    std::array<int64_t, k_max_group + 1> first{};   // first[i]: the first task of weight i
+    for (size_t i = 0; i < ws.size(); ++i) {
+        plans[i] = make_plan(ws[i], ctx, ys[i], pool);
+        first[i + 1] = first[i] + plans[i].n_tasks();
+    }
+    const int64_t n_tasks = first[ws.size()];
+    if (n_tasks == 0) return;
+    pool.parallel_for(n_tasks, [&](int64_t task, int) {
+        size_t i = 0;
+        while (task >= first[i + 1]) ++i;
+        run_task(plans[i], task - first[i]);
     });
 }
 

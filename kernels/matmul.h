@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "kernels/tensor_type.h"
 #include "kernels/thread_pool.h"
@@ -76,6 +77,12 @@ private:
 
 // y[t][r] for the activations set in ctx (ctx.n_cols() == w.n_cols). y: [ctx.n_tokens()][w.n_rows].
 void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool);
+
+// Several weights over the same activations (Q, K and V; gate and up) as one pool dispatch:
+// ys[i] gets matmul(ws[i], ctx, ...), bitwise, with one wake-up of the threads instead of one
+// per weight (a decoded token does ~190 dispatches; each costs a wake-up and a barrier).
+inline constexpr size_t k_max_group = 4;
+void matmul_group(std::span<const weight_view> ws, matmul_context & ctx, std::span<float * const> ys, thread_pool & pool);
 
 // Shorthand: ctx.set_activations(x, n_tokens, w.n_cols) then matmul(w, ctx, y, pool).
 void matmul(const weight_view & w, const float * x, int64_t n_tokens, float * y, thread_pool & pool,

@@ -192,6 +192,36 @@ TEST_CASE("matmul_context: one set of activations serves weights of different ve
     }
 }
 
+TEST_CASE("matmul_group: several weights in one dispatch equal one matmul each, bitwise", "[kernels][matmul]") {
+    // As Q, K, V (different row counts, mixed types, one of them q8_K-activated) and gate/up.
+    const int64_t n_tokens = GENERATE(1, 7, 40);
+    k::thread_pool pool(2);
+    const int64_t n_cols = 256;
+    const auto x = random_activations(n_tokens, n_cols, 11);
+    const tensor_type types[] = {tensor_type::q5_0, tensor_type::q8_0, tensor_type::q4_k};
+    const int64_t rows[] = {300, 36, 128};
+    std::vector<std::vector<uint8_t>> bytes;
+    std::vector<k::weight_view> ws;
+    for (int i = 0; i < 3; ++i) {
+        bytes.push_back(random_weights(types[i], rows[i], n_cols, 30 + static_cast<uint32_t>(i)));
+        ws.push_back({types[i], bytes.back().data(), rows[i], n_cols, k::row_size(types[i], n_cols)});
+    }
+    std::vector<std::vector<float>> ys(3);
+    std::vector<float *> outs;
+    for (int i = 0; i < 3; ++i) {
+        ys[static_cast<size_t>(i)].assign(static_cast<size_t>(n_tokens * rows[i]), std::nanf(""));
+        outs.push_back(ys[static_cast<size_t>(i)].data());
+    }
+    k::matmul_context ctx;
+    ctx.set_activations(x.data(), n_tokens, n_cols);
+    k::matmul_group(ws, ctx, outs, pool);
+    for (int i = 0; i < 3; ++i) {
+        INFO("weight " << i << ", n_tokens " << n_tokens);
+        const auto alone = matmul_on(2, ws[static_cast<size_t>(i)], x, n_tokens);
+        REQUIRE(std::memcmp(alone.data(), ys[static_cast<size_t>(i)].data(), alone.size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("matmul honours a row stride larger than the packed row", "[kernels][matmul]") {
     k::thread_pool pool(2);
     const int64_t n_cols = 64, n_rows = 9, n_tokens = 2;
