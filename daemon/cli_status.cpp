@@ -4,9 +4,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include <boost/json.hpp>
 #include <unistd.h>
@@ -24,19 +27,21 @@ struct status_flags {
     bool json = false;
 };
 
-// Reads framed messages until the reply with `id` arrives.
-result<boost::json::value> reply_to(int fd, int64_t id, std::string & buf) {
+// The daemon's side of the stream, split into messages by the daemon's own framing code.
+struct reply_reader {
+    lsp::frame_reader frames;
+    std::deque<std::string> bodies;   // complete messages not looked at yet
+};
+
+// Reads messages until the reply with `id` arrives (notifications and other replies are skipped).
+result<boost::json::value> reply_to(int fd, int64_t id, reply_reader & in) {
+    std::vector<lsp::frame_item> items;
     for (;;) {
-        for (;;) {
-            const size_t header_end = buf.find("\r\n\r\n");
-            if (header_end == std::string::npos) break;
-            const size_t at = buf.find("Content-Length:");
-            if (at == std::string::npos || at > header_end) return fail("the daemon sent a message without Content-Length");
-            const size_t length = std::strtoul(buf.c_str() + at + 15, nullptr, 10);
-            if (buf.size() < header_end + 4 + length) break;
+        while (!in.bodies.empty()) {
+            const std::string body = std::move(in.bodies.front());
+            in.bodies.pop_front();
             boost::system::error_code ec;
-            auto v = boost::json::parse(std::string_view(buf).substr(header_end + 4, length), ec);
-            buf.erase(0, header_end + 4 + length);
+            auto v = boost::json::parse(body, ec);
             if (ec || !v.is_object()) return fail("the daemon sent invalid JSON");
             const auto * mid = v.as_object().if_contains("id");
             if (mid && mid->is_int64() && mid->as_int64() == id) return v;
@@ -45,7 +50,12 @@ result<boost::json::value> reply_to(int fd, int64_t id, std::string & buf) {
         const ssize_t n = ::read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return fail("the daemon closed the connection");
-        buf.append(chunk, static_cast<size_t>(n));
+        items.clear();
+        in.frames.feed(std::string_view(chunk, static_cast<size_t>(n)), items);
+        for (auto & item : items) {
+            if (auto * body = std::get_if<std::string>(&item)) in.bodies.push_back(std::move(*body));
+            else return fail("the daemon's reply stream: ", std::get<lsp::framing_error>(item).message);
+        }
     }
 }
 
@@ -107,7 +117,7 @@ int run_status(const status_flags & f) {
         return 1;
     }
     std::unique_ptr<int, void (*)(int *)> closer(new int(fd), [](int * p) { ::close(*p); delete p; });
-    std::string buf;
+    reply_reader replies;
     const bool sent = send(fd, {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
                                 {"params", {{"processId", ::getpid()}, {"clientInfo", {{"name", "hearth status"}}},
                                             {"capabilities", boost::json::object{}}}}}) &&
@@ -117,8 +127,8 @@ int run_status(const status_flags & f) {
         std::fprintf(stderr, "hearth status: writing to %s: %s\n", socket.c_str(), std::strerror(errno));
         return 1;
     }
-    auto init = reply_to(fd, 1, buf);
-    auto st = init ? reply_to(fd, 2, buf) : init;
+    auto init = reply_to(fd, 1, replies);
+    auto st = init ? reply_to(fd, 2, replies) : init;
     if (!st) {
         std::fprintf(stderr, "hearth status: %s\n", st.message().c_str());
         return 1;
@@ -131,7 +141,7 @@ int run_status(const status_flags & f) {
     if (f.json) std::printf("%s\n", boost::json::serialize(*result).c_str());
     else print_status(result->as_object());
     (void)send(fd, {{"jsonrpc", "2.0"}, {"id", 3}, {"method", "shutdown"}});
-    (void)reply_to(fd, 3, buf);
+    (void)reply_to(fd, 3, replies);
     (void)send(fd, {{"jsonrpc", "2.0"}, {"method", "exit"}});
     return 0;
 }
