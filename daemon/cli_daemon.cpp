@@ -33,9 +33,8 @@ struct daemon_flags {
 
 int run_daemon_command(const daemon_flags & f) {
     daemon_config cfg;
-    const bool explicit_config = f.config.has_value();
-    const std::string config_file = explicit_config ? *f.config : default_config_file();
-    if (auto s = load_config_file(config_file, explicit_config, cfg); !s) {
+    const std::string config_file = f.config.value_or(default_config_file());   // named in a warning below
+    if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
         return 2;
     }

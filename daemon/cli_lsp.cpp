@@ -95,8 +95,7 @@ status start_daemon(const lsp_flags & f, const std::string & socket, int timeout
 
 int run_lsp_command(const lsp_flags & f) {
     daemon_config cfg;
-    const bool explicit_config = f.config.has_value();
-    if (auto s = load_config_file(explicit_config ? *f.config : default_config_file(), explicit_config, cfg); !s) {
+    if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth lsp: %s\n", s.message().c_str());
         return 2;
     }

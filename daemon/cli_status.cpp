@@ -105,8 +105,7 @@ void print_status(const boost::json::object & s) {
 
 int run_status(const status_flags & f) {
     daemon_config cfg;
-    const bool explicit_config = f.config.has_value();
-    if (auto s = load_config_file(explicit_config ? *f.config : default_config_file(), explicit_config, cfg); !s) {
+    if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth status: %s\n", s.message().c_str());
         return 2;
     }

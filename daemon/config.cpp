@@ -183,6 +183,10 @@ status load_config_text(std::string_view text, std::string_view source, daemon_c
     return {};
 }
 
+status load_command_config(const std::optional<std::string> & config_flag, daemon_config & cfg) {
+    return load_config_file(config_flag.value_or(default_config_file()), config_flag.has_value(), cfg);
+}
+
 status load_config_file(const std::string & path, bool required, daemon_config & cfg) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -77,6 +78,9 @@ std::string default_log_file();
 // Applies the keys of a TOML file onto `cfg`. A missing file is an error only when
 // `required` (an explicit --config); the default file is optional.
 status load_config_file(const std::string & path, bool required, daemon_config & cfg);
+// What every command does with its --config flag: that file, which must exist, or else the
+// default file, if there is one.
+status load_command_config(const std::optional<std::string> & config_flag, daemon_config & cfg);
 status load_config_text(std::string_view toml_text, std::string_view source_name, daemon_config & cfg);
 
 // "4096", "512KiB", "2MiB", "1.5GiB", "3G" -> bytes. Error names the text.
