@@ -64,36 +64,21 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
             const uint64_t first = next_item_id_.fetch_add(hit->size());
             ++served_;
             out.reply(make_list(doc->uri(), *hit, selected, replace, first));
-            if (settings_.prefetch) {
-                fim_request next;
-                next.uri = doc->uri();
-                next.language_id = doc->language_id();
-                next.n_predict = settings_.max_tokens;
-                next.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
-                next.chunk_reuse_min = settings_.chunk_reuse_min;
-                next.slots_per_document = settings_.slots_per_document;
-                next.extra_context = std::move(extra);
-                submit_prefetch(owner, std::move(next), std::string(before), std::string(after), hit->front());
-            }
+            if (settings_.prefetch)
+                submit_prefetch(owner, base_request(*doc, std::move(extra)), std::string(before), std::string(after),
+                                hit->front());
             return;
         }
     }
     // The model is needed now: a prefetch still running for this document yields to it.
     sched_->cancel_key(prefetch_key(key));
 
-    fim_request req;
-    req.uri = doc->uri();
-    req.language_id = doc->language_id();
+    fim_request req = base_request(*doc, std::move(extra));
     const fim_window w = cut_fim_window(shown, cursor, settings_.prefix_lines, settings_.suffix_lines);
     req.prefix = w.prefix;
     req.suffix = w.suffix;
     req.mode = detect_mode(shown, cursor);
-    req.n_predict = settings_.max_tokens;
-    req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
     req.n_candidates = invoked ? settings_.invoked_candidates : 1;
-    req.chunk_reuse_min = settings_.chunk_reuse_min;
-    req.slots_per_document = settings_.slots_per_document;
-    req.extra_context = std::move(extra);
     // What the memory needs after the answer (copies: the document may change meanwhile).
     std::string before_copy = use_memory || settings_.prefetch ? std::string(before) : std::string();
     std::string after_copy = use_memory || settings_.prefetch ? std::string(after) : std::string();
@@ -151,6 +136,18 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     ctx.cancel.on_cancel([weak = std::weak_ptr<scheduler>(sched_), job = *id] {
         if (auto s = weak.lock()) s->cancel(job);
     });
+}
+
+fim_request completion_service::base_request(const lsp::document & doc, std::vector<context_chunk> extra) const {
+    fim_request req;
+    req.uri = doc.uri();
+    req.language_id = doc.language_id();
+    req.n_predict = settings_.max_tokens;
+    req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+    req.chunk_reuse_min = settings_.chunk_reuse_min;
+    req.slots_per_document = settings_.slots_per_document;
+    req.extra_context = std::move(extra);
+    return req;
 }
 
 lsp::inline_completion_list completion_service::make_list(const std::string & uri, const std::vector<std::string> & inserts,

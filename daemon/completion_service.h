@@ -75,6 +75,9 @@ private:
     std::vector<context_chunk> extra_context_for(uint64_t owner, const lsp::document & doc, int64_t line,
                                                  const lsp::document_store * docs);
 
+    // A request for the document with the settings filled in; the cursor's window, mode and
+    // candidate count are the caller's.
+    fim_request base_request(const lsp::document & doc, std::vector<context_chunk> extra) const;
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);
     void submit_prefetch(uint64_t owner, fim_request req, std::string before, std::string after, std::string accepted);
