@@ -21,6 +21,13 @@ uint64_t seed_hash(const token_id * t, int32_t n) {
 
 }  // namespace
 
+size_t common_prefix(std::span<const token_id> a, std::span<const token_id> b) {
+    const size_t n = std::min(a.size(), b.size());
+    size_t k = 0;
+    while (k < n && a[k] == b[k]) ++k;
+    return k;
+}
+
 std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::span<const token_id> prompt, size_t from,
                                      int32_t chunk_min) {
     std::vector<token_chunk> out;
@@ -64,8 +71,7 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
 
     size_t common = 0;
     if (opts.reuse) {
-        const size_t limit = std::min(seq.tokens.size(), prompt.size());
-        while (common < limit && seq.tokens[common] == prompt[common]) ++common;
+        common = common_prefix(seq.tokens, prompt);
         if (common == prompt.size()) --common;  // re-evaluate the last token for its logits
     }
     std::vector<token_chunk> chunks;

@@ -48,6 +48,9 @@ struct token_chunk {
     int32_t src = 0, dst = 0, n = 0;
 };
 
+// How many leading tokens a and b share.
+size_t common_prefix(std::span<const token_id> a, std::span<const token_id> b);
+
 // The chunks prefill would move: after the common prefix `from`, runs of at least chunk_min
 // tokens of `old_tokens` that reappear in `prompt`, in order in both, never reaching the
 // prompt's last token (its logits must be computed). Greedy, first match first.

@@ -111,10 +111,9 @@ std::string session_cache::pick_slot(const std::string & doc, std::span<const to
             if (free_key.empty()) free_key = key;
             continue;
         }
+        // The positions prefill would keep from this slot.
         const auto & held = it->second.seq->tokens;
-        const size_t n = std::min(held.size(), prompt.size());
-        size_t prefix = 0;
-        while (prefix < n && held[prefix] == prompt[prefix]) ++prefix;
+        const size_t prefix = common_prefix(held, prompt);
         size_t score = prefix;
         if (chunk_min > 0)
             for (const auto & c : find_chunks(held, prompt, prefix, chunk_min)) score += static_cast<size_t>(c.n);
