@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/request_job.h"
 #include "lsp/chat_stream.h"
 
 namespace hearth::daemon {
@@ -128,14 +129,7 @@ void chat_service::handle(uint64_t owner, const lsp::chat_params & p, const lsp:
         spdlog::debug("chat: {} tokens, stop: {}", r->timings.n_generated, stop_reason_name(r->stop));
         out.reply(lsp::chat_result{r->text});
     };
-    auto id = sched_->submit(std::move(j));
-    if (!id) {
-        out.fail(errc::server_busy, id.message());
-        return;
-    }
-    ctx.cancel.on_cancel([weak = std::weak_ptr<scheduler>(sched_), job = *id] {
-        if (auto s = weak.lock()) s->cancel(job);
-    });
+    submit_request_job(sched_, std::move(j), ctx, out);
 }
 
 }  // namespace hearth::daemon

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/fim_window.h"
+#include "daemon/request_job.h"
 
 namespace hearth::daemon {
 
@@ -128,14 +129,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         out.reply(list);
         if (keep && settings_.prefetch) submit_prefetch(owner, req, before, after, inserts.front());
     };
-    auto id = sched_->submit(std::move(j));
-    if (!id) {
-        out.fail(errc::server_busy, id.message());
-        return;
-    }
-    ctx.cancel.on_cancel([weak = std::weak_ptr<scheduler>(sched_), job = *id] {
-        if (auto s = weak.lock()) s->cancel(job);
-    });
+    submit_request_job(sched_, std::move(j), ctx, out);
 }
 
 fim_request completion_service::base_request(const lsp::document & doc, std::vector<context_chunk> extra) const {
