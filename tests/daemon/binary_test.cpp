@@ -123,6 +123,13 @@ std::vector<std::string> daemon_args(const std::string & dir) {
             "--log-level", "info", "--threads", "1", "--config", dir + "/hearth.toml"};
 }
 
+// `hearth daemon --stdio` on the tiny model, its stderr in <dir>/stderr.log.
+child spawn_stdio_daemon(const std::string & dir) {
+    auto args = daemon_args(dir);
+    args.push_back("--stdio");
+    return spawn(args, dir + "/stderr.log");
+}
+
 json::object doc_open(const std::string & uri, const std::string & text) {
     return {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}};
 }
@@ -131,9 +138,7 @@ json::object doc_open(const std::string & uri, const std::string & text) {
 
 TEST_CASE("hearth daemon --stdio serves the tiny model and exits with the LSP code", "[daemon][binary]") {
     const std::string dir = temp_dir();
-    auto args = daemon_args(dir);
-    args.push_back("--stdio");
-    child ch = spawn(args, dir + "/stderr.log");
+    child ch = spawn_stdio_daemon(dir);
     test_client c(ch.from_child, ch.to_child);
     init(c);
     REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///s.py", "Once upon a time, there was a little girl named Lily.\nShe ")));
@@ -169,9 +174,7 @@ namespace {
 
 // One --stdio daemon session: open the document, complete at its end, report the status.
 json::value complete_in_fresh_daemon(const std::string & dir, const std::string & text, bool close_first) {
-    auto args = daemon_args(dir);
-    args.push_back("--stdio");
-    child ch = spawn(args, dir + "/stderr.log");
+    child ch = spawn_stdio_daemon(dir);
     test_client c(ch.from_child, ch.to_child);
     init(c);
     REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///story.txt", text)));
@@ -231,9 +234,7 @@ TEST_CASE("hearth daemon: KV slots persist across a restart; a corrupted slot fi
 
 TEST_CASE("hearth daemon --stdio: replies to what came before exit in the same burst are sent", "[daemon][binary]") {
     const std::string dir = temp_dir();
-    auto args = daemon_args(dir);
-    args.push_back("--stdio");
-    child ch = spawn(args, dir + "/stderr.log");
+    child ch = spawn_stdio_daemon(dir);
     test_client c(ch.from_child, ch.to_child);
     // Written back to back without waiting: the daemon reads them together with `exit`.
     REQUIRE(c.request(1, "initialize", json::object{{"capabilities", json::object{}}}));
@@ -249,9 +250,7 @@ TEST_CASE("hearth daemon --stdio: replies to what came before exit in the same b
 
 TEST_CASE("hearth daemon --stdio: exit without shutdown is exit code 1", "[daemon][binary]") {
     const std::string dir = temp_dir();
-    auto args = daemon_args(dir);
-    args.push_back("--stdio");
-    child ch = spawn(args, dir + "/stderr.log");
+    child ch = spawn_stdio_daemon(dir);
     test_client c(ch.from_child, ch.to_child);
     init(c);
     REQUIRE(c.notify("exit"));
