@@ -45,9 +45,15 @@ public:
     uint64_t hits() const;
 
 private:
-    struct record {
+    // The text around a cursor, as hashes and lengths.
+    struct cursor_text {
         uint64_t before_hash = 0, after_hash = 0;
         size_t before_len = 0, after_len = 0;
+        static cursor_text of(std::string_view before, std::string_view after);
+        bool operator==(const cursor_text &) const = default;
+    };
+    struct record {
+        cursor_text at;
         std::vector<std::string> items;
     };
     mutable std::mutex mu_;
