@@ -64,7 +64,7 @@ void chat_service::handle(uint64_t owner, const lsp::chat_params & p, const lsp:
                           lsp::typed_responder<lsp::chat_result> out) {
     using lsp::errc;
     if (!model_) {
-        out.fail(errc::request_failed, "no model is loaded: start the daemon with --model PATH (or `model = ...` in config.toml)");
+        out.fail(errc::request_failed, std::string(k_no_model_message));
         return;
     }
     if ((p.intent == lsp::chat_intent::chat || p.intent == lsp::chat_intent::ask) && p.prompt.empty()) {

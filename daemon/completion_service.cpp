@@ -28,7 +28,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
                                 lsp::typed_responder<lsp::inline_completion_list> out) {
     using lsp::errc;
     if (!model_) {
-        out.fail(errc::request_failed, "no model is loaded: start the daemon with --model PATH (or `model = ...` in config.toml)");
+        out.fail(errc::request_failed, std::string(k_no_model_message));
         return;
     }
     const lsp::document * doc = ctx.documents ? ctx.documents->find(p.textDocument.uri) : nullptr;
