@@ -10,7 +10,9 @@ namespace {
 
 // Matvec: weight bytes per task. Large enough that the atomic hand-out costs little next to
 // streaming the rows (~2 µs of memory time), small enough that a thread descheduled mid-task
-// holds back little work and both threads finish together.
+// holds back little work and both threads finish together. Each thread runs its own
+// contiguous share of the tasks first (parallel_for_contiguous), so task boundaries do not
+// break its memory stream.
 constexpr size_t k_matvec_task_bytes = 32 * 1024;
 // Batched: a tile is a block of weight rows (kept in L1/L2 while every token of the tile passes
 // over it) times a block of activation rows (kept in L2 while the weight rows change).
@@ -139,7 +141,9 @@ void run_task(const matmul_plan & p, int64_t task) {
 void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
     const matmul_plan p = make_plan(w, ctx, y, pool);
     if (p.n_tasks() == 0) return;
-    pool.parallel_for(p.n_tasks(), [&](int64_t task, int) { run_task(p, task); });
+    auto task = [&](int64_t t, int) { run_task(p, t); };
+    if (p.n_tokens == 1) pool.parallel_for_contiguous(p.n_tasks(), task);
+    else pool.parallel_for(p.n_tasks(), task);
 }
 
 void matmul_group(std::span<const weight_view> ws, matmul_context & ctx, std::span<float * const> ys, thread_pool & pool) {
@@ -152,11 +156,14 @@ void matmul_group(std::span<const weight_view> ws, matmul_context & ctx, std::sp
     }
     const int64_t n_tasks = first[ws.size()];
     if (n_tasks == 0) return;
-    pool.parallel_for(n_tasks, [&](int64_t task, int) {
+    auto task = [&](int64_t t, int) {
         size_t i = 0;
-        while (task >= first[i + 1]) ++i;
-        run_task(plans[i], task - first[i]);
-    });
+        while (t >= first[i + 1]) ++i;
+        run_task(plans[i], t - first[i]);
+    };
+    // One context, so every plan has the same token count.
+    if (ctx.n_tokens() == 1) pool.parallel_for_contiguous(n_tasks, task);
+    else pool.parallel_for(n_tasks, task);
 }
 
 void matmul(const weight_view & w, const float * x, int64_t n_tokens, float * y, thread_pool & pool,

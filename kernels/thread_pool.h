@@ -63,6 +63,33 @@ public:
         });
     }
 
+    // The same contract as parallel_for, but each thread first runs its own contiguous share of
+    // the task range in increasing order, and only then takes what is left of the other shares.
+    // For streaming ops (matvec): each thread reads one long sequential run of memory, which the
+    // hardware prefetchers follow across task boundaries; tasks handed out round-robin make every
+    // thread's stream jump at each task and cost a third of decode speed.
+    template <class F>
+    void parallel_for_contiguous(int64_t n_tasks, F && fn) {
+        if (n_tasks <= 0) return;
+        if (n_tasks == 1 || n_threads_ == 1) {
+            for (int64_t i = 0; i < n_tasks; ++i) fn(i, 0);
+            return;
+        }
+        const int nt = n_threads_;
+        for (int s = 0; s < nt; ++s) share_next_[s].value.store(share_begin(n_tasks, s), std::memory_order_relaxed);
+        run([&](int ti, int) {
+            for (int k = 0; k < nt; ++k) {
+                const int s = (ti + k) % nt;
+                const int64_t end = share_begin(n_tasks, s + 1);
+                for (;;) {
+                    const int64_t i = share_next_[s].value.fetch_add(1, std::memory_order_relaxed);
+                    if (i >= end) break;
+                    fn(i, ti);
+                }
+            }
+        });
+    }
+
     // Time accounting since construction or reset_stats(): wall time spent inside run() and the
     // time threads spent inside the job function. idle = 1 - busy / (wall * n_threads): the share
     // of the pool's thread-time lost to waking, waiting at the end and imbalance.
@@ -94,6 +121,7 @@ private:
         std::atomic<uint32_t> claimed{0};
     };
 
+    int64_t share_begin(int64_t n_tasks, int share) const { return n_tasks * share / n_threads_; }
     void run_erased(job_fn job);
     void worker_main(int index);
     void run_job_timed(int index);
@@ -104,6 +132,7 @@ private:
     std::vector<std::thread> threads_;
     std::unique_ptr<thread_slot[]> slots_;
     padded_counter next_task_;
+    std::unique_ptr<padded_counter[]> share_next_;   // parallel_for_contiguous: next task of each share
 
     // The job being run; written by the owner before `generation_` is bumped.
     job_fn job_{};

@@ -93,6 +93,43 @@ TEST_CASE("thread_pool::parallel_for runs each task exactly once", "[kernels][th
     for (auto & h : hits) CHECK(h.load() == 20);
 }
 
+TEST_CASE("thread_pool::parallel_for_contiguous runs each task exactly once", "[kernels][thread_pool]") {
+    const int n_threads = GENERATE(1, 2, 3, 4);
+    const int64_t n_tasks = GENERATE(0, 1, 2, 3, 17, 1000);
+    thread_pool pool(n_threads);
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n_tasks));
+    std::atomic<int> bad_index{0};
+    for (int rep = 0; rep < 20; ++rep) {
+        pool.parallel_for_contiguous(n_tasks, [&](int64_t i, int ti) {
+            if (ti < 0 || ti >= n_threads) bad_index.fetch_add(1);
+            hits[static_cast<size_t>(i)].fetch_add(1);
+        });
+    }
+    CHECK(bad_index.load() == 0);
+    for (auto & h : hits) CHECK(h.load() == 20);
+}
+
+TEST_CASE("thread_pool::parallel_for_contiguous: each thread starts on its own share, in order, and helps after",
+          "[kernels][thread_pool]") {
+    thread_pool pool(2);
+    std::vector<std::vector<int64_t>> order(2);
+    std::atomic<bool> one_done{false};
+    pool.parallel_for_contiguous(100, [&](int64_t i, int ti) {
+        // Thread 0 waits at its first task until thread 1 has drained its share (50..99) and
+        // moved on, so both shares are seen from both sides.
+        if (i == 0)
+            while (!one_done.load()) std::this_thread::yield();
+        if (ti == 1 && i == 99) one_done = true;
+        order[static_cast<size_t>(ti)].push_back(i);
+    });
+    REQUIRE(order[1].size() >= 50);
+    CHECK(order[0].front() == 0);
+    CHECK(order[1].front() == 50);
+    for (size_t k = 0; k < 50; ++k) CHECK(order[1][k] == 50 + static_cast<int64_t>(k));
+    CHECK(order[0].size() + order[1].size() == 100);
+    CHECK(order[1].size() > 50);   // thread 1 took part of thread 0's share
+}
+
 TEST_CASE("thread_pool: results written by workers are visible to the caller after run", "[kernels][thread_pool]") {
     thread_pool pool(2);
     std::vector<int64_t> out(4096);
