@@ -3,6 +3,7 @@
 // dequantized rows, vec_dot_rows against vec_dot, and quantizer round-trip error bounds.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -184,6 +185,47 @@ TEST_CASE("vec_dot_tile equals vec_dot for every row and token, bit for bit", "[
         }
     }
 }
+
+#if defined(__x86_64__)
+TEST_CASE("the AVX-512 VNNI block kernels equal the AVX2 ones bit for bit", "[kernels][quant]") {
+    // Both compute the same int32 lanes and the same float steps in the same order; the golden
+    // results hold on either only while that stays true.
+    const auto isas = cpu::available_isas();
+    if (std::find(isas.begin(), isas.end(), cpu::isa::avx512_vnni) == isas.end()) {
+        WARN("no AVX-512 VNNI here: skipped");
+        return;
+    }
+    const auto & avx2 = cpu::quant_kernels_for(cpu::isa::avx2);
+    const auto & vnni = cpu::quant_kernels_for(cpu::isa::avx512_vnni);
+    const int n_rows = 7, n_tokens = 6;
+    for (tensor_type t : {tensor_type::q4_0, tensor_type::q5_0, tensor_type::q8_0, tensor_type::iq4_nl}) {
+        INFO("type " << tensor_type_info(t).name);
+        const int64_t n = 9 * 32;
+        const size_t w_stride = row_size(t, n), a_stride = row_size(tensor_type::q8_0, n);
+        std::vector<uint8_t> w, a;
+        for (int r = 0; r < n_rows; ++r) {
+            const auto row = test::random_weight_row(t, n, 9100u + static_cast<uint32_t>(r));
+            w.insert(w.end(), row.begin(), row.end());
+        }
+        for (int k = 0; k < n_tokens; ++k) {
+            const auto row = test::random_activation_row(t, n, 9200u + static_cast<uint32_t>(k));
+            a.insert(a.end(), row.begin(), row.end());
+        }
+        std::vector<float> rows_avx2(n_rows), rows_vnni(n_rows);
+        avx2[t].vec_dot_rows(n, w.data(), w_stride, a.data(), rows_avx2.data(), n_rows);
+        vnni[t].vec_dot_rows(n, w.data(), w_stride, a.data(), rows_vnni.data(), n_rows);
+        std::vector<float> tile_avx2(n_rows * n_tokens), tile_vnni(n_rows * n_tokens);
+        avx2[t].vec_dot_tile(n, w.data(), w_stride, n_rows, a.data(), a_stride, n_tokens, tile_avx2.data(), n_rows);
+        vnni[t].vec_dot_tile(n, w.data(), w_stride, n_rows, a.data(), a_stride, n_tokens, tile_vnni.data(), n_rows);
+        for (int r = 0; r < n_rows; ++r) {
+            CHECK(f32_bits(rows_vnni[r]) == f32_bits(rows_avx2[r]));
+            CHECK(f32_bits(vnni[t].vec_dot(n, w.data() + r * w_stride, a.data())) == f32_bits(rows_avx2[r]));
+            for (int k = 0; k < n_tokens; ++k)
+                CHECK(f32_bits(tile_vnni[k * n_rows + r]) == f32_bits(tile_avx2[k * n_rows + r]));
+        }
+    }
+}
+#endif
 
 TEST_CASE("dequantize_row: every ISA path equals the scalar reference bit for bit", "[kernels][quant]") {
     const int n_blocks = GENERATE(1, 3, 17);
