@@ -46,6 +46,7 @@ __m256i offset_lanes(__m256i y) {
 
 // R weight rows against T activation rows, as dot_q8_0_tile (same float steps in the same order).
 template <class L, int R, int T>
+    requires(R <= 4)
 void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out,
                    int64_t out_stride) {
     using block = typename L::block;
@@ -55,20 +56,27 @@ void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
         for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
         __m256i x[R];
-        float dx[R];
+        alignas(16) uint16_t dx_h[4] = {0, 0, 0, 0};
         for (int r = 0; r < R; ++r) {
             const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
             x[r] = L::load(b);
-            dx[r] = fp16(b.d);
+            dx_h[r] = b.d;
+        }
+        // The R x T scale products, four at a time, through memory: each pair then takes its
+        // product with a broadcast load (a load port) instead of a multiply and a shuffle.
+        const __m128 dx = _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(dx_h)));
+        alignas(16) float prod[T][4];
+        for (int t = 0; t < T; ++t) {
+            const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
+            _mm_store_ps(prod[t], _mm_mul_ps(dx, _mm_set1_ps(fp16(yb.d))));
         }
         for (int t = 0; t < T; ++t) {
             const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
             const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb.qs));
             const __m256i start = offset_lanes<L>(y);
-            const float dy = fp16(yb.d);
             for (int r = 0; r < R; ++r) {
                 const __m256i s = _mm256_dpbusd_epi32(start, x[r], y);
-                acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dx[r] * dy), _mm256_cvtepi32_ps(s), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(_mm256_broadcast_ss(&prod[t][r]), _mm256_cvtepi32_ps(s), acc[r][t]);
             }
         }
     }
