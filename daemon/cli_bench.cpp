@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -107,7 +108,18 @@ struct bench_row {
     std::string cache_type;
     bool busy = false;
     stat_pair tps;           // tokens/s
+    // tg only: the median over repetitions of tokens/s against the tg limit worked out from a
+    // bandwidth measurement taken right before each repetition (the machine's bandwidth drifts
+    // by a third between minutes, so one figure for the whole run would misstate the share).
+    double share_of_limit = 0;
 };
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
 
 std::vector<inference::token_id> random_tokens(int n, int32_t n_vocab, uint64_t seed) {
     std::mt19937_64 rng(seed);
@@ -182,8 +194,12 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
         if (!lm) { std::fprintf(stderr, "hearth bench: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
         const auto & mdl = (*lm)->mdl();
         const uint64_t bytes_per_token = weight_bytes_per_token(**lm);
-        const double bw = kernels::measure_read_bandwidth_gbs((*lm)->pool());
-        const double tg_limit = bw * 1e9 / static_cast<double>(bytes_per_token);
+        std::vector<double> bws{kernels::measure_read_bandwidth_gbs((*lm)->pool())};
+        // A shorter measurement before each tg repetition (see bench_row::share_of_limit).
+        auto bandwidth_now = [&] {
+            bws.push_back(kernels::measure_read_bandwidth_gbs((*lm)->pool(), size_t{256} << 20, 2));
+            return bws.back();
+        };
 
         std::vector<bench_row> rows;
         for (const bool busy : f->busy ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
@@ -198,12 +214,19 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                     if (auto s = inference::check_cache_type(*ct, mdl.hp().head_dim); !s) { std::fprintf(stderr, "hearth bench: %s\n", s.message().c_str()); state.exit_code = 2; return; }
                     auto measure = [&](const std::string & name, auto fn, int n) {
                         fn(eng, *ct, std::min(n, 16), 1);  // warm-up: page in weights, grow buffers
-                        std::vector<double> v;
-                        for (int r = 0; r < f->reps; ++r) v.push_back(fn(eng, *ct, n, 100 + r));
-                        rows.push_back({name + std::to_string(n), nt, ct_name, busy, mean_sd(v)});
-                        if (!f->json)
-                            std::printf("%-6s threads %d  cache %-4s %s %9.2f ± %.2f t/s\n", rows.back().test.c_str(), nt,
+                        std::vector<double> v, shares;
+                        for (int r = 0; r < f->reps; ++r) {
+                            const double limit = name == "tg" ? bandwidth_now() * 1e9 / static_cast<double>(bytes_per_token) : 0;
+                            v.push_back(fn(eng, *ct, n, 100 + r));
+                            if (limit > 0) shares.push_back(v.back() / limit);
+                        }
+                        rows.push_back({name + std::to_string(n), nt, ct_name, busy, mean_sd(v), median(shares)});
+                        if (!f->json) {
+                            std::printf("%-6s threads %d  cache %-4s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
                                         ct_name.c_str(), busy ? "busy-neighbour" : "idle          ", rows.back().tps.mean, rows.back().tps.sd);
+                            if (!shares.empty()) std::printf("  (%.0f %% of the bandwidth limit)", 100 * rows.back().share_of_limit);
+                            std::printf("\n");
+                        }
                         std::fflush(stdout);
                     };
                     for (int n : pps) measure("pp", run_pp, n);
@@ -211,6 +234,10 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                 }
             }
         }
+        const double bw = median(bws);
+        const double bw_min = *std::min_element(bws.begin(), bws.end());
+        const double bw_max = *std::max_element(bws.begin(), bws.end());
+        const double tg_limit = bw * 1e9 / static_cast<double>(bytes_per_token);
         rusage ru{};
         getrusage(RUSAGE_SELF, &ru);
         const double peak_rss_mib = static_cast<double>(ru.ru_maxrss) / 1024.0;
@@ -221,18 +248,22 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
             o["load_warm_s"] = t_warm;
             o["peak_rss_mib"] = peak_rss_mib;
             o["read_bandwidth_gbs"] = bw;
+            o["read_bandwidth_min_gbs"] = bw_min;
+            o["read_bandwidth_max_gbs"] = bw_max;
             o["weight_bytes_per_token"] = bytes_per_token;
             o["tg_bandwidth_limit_tps"] = tg_limit;
             boost::json::array results;
             for (const auto & r : rows)
                 results.push_back({{"test", r.test}, {"threads", r.threads}, {"cache_type", r.cache_type}, {"busy_neighbour", r.busy},
-                                   {"tokens_per_s", r.tps.mean}, {"sd", r.tps.sd}, {"repetitions", f->reps}});
+                                   {"tokens_per_s", r.tps.mean}, {"sd", r.tps.sd}, {"repetitions", f->reps},
+                                   {"share_of_bandwidth_limit", r.share_of_limit}});
             o["results"] = std::move(results);
             std::printf("%s\n", boost::json::serialize(o).c_str());
         } else {
             std::printf("load: cold %.3f s, warm %.3f s; peak RSS %.1f MiB\n", t_cold, t_warm, peak_rss_mib);
-            std::printf("read bandwidth %.2f GB/s; weights read per token %.1f MiB -> tg limit %.1f t/s\n", bw,
-                        static_cast<double>(bytes_per_token) / (1 << 20), tg_limit);
+            std::printf("read bandwidth %.2f GB/s (median of %zu measurements, %.2f-%.2f); weights read per token %.1f MiB"
+                        " -> tg limit %.1f t/s\n",
+                        bw, bws.size(), bw_min, bw_max, static_cast<double>(bytes_per_token) / (1 << 20), tg_limit);
         }
         state.exit_code = 0;
     });

@@ -342,3 +342,32 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     CHECK(cb.wait_closed(10s));
     CHECK(wait_exit(b.pid) == 0);
 }
+
+TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measured beside it", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    auto c = spawn({"bench", "-m", k_model, "-t", "1", "-p", "8", "-n", "4", "-r", "2", "--cache-type", "f16", "--json"},
+                   dir + "/stderr.log");
+    ::close(c.to_child);
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(c.from_child, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+    ::close(c.from_child);
+    INFO(out << slurp(dir + "/stderr.log"));
+    REQUIRE(wait_exit(c.pid, 60s) == 0);
+    const auto o = json::parse(out).as_object();
+    // The initial measurement plus one before each of the two tg repetitions.
+    CHECK(o.at("read_bandwidth_gbs").as_double() > 0);
+    CHECK(o.at("read_bandwidth_min_gbs").as_double() <= o.at("read_bandwidth_gbs").as_double());
+    CHECK(o.at("read_bandwidth_max_gbs").as_double() >= o.at("read_bandwidth_gbs").as_double());
+    CHECK(o.at("weight_bytes_per_token").as_int64() > 0);
+    const auto & results = o.at("results").as_array();
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].at("test").as_string() == "pp8");
+    CHECK(results[1].at("test").as_string() == "tg4");
+    for (const auto & r : results) {
+        CHECK(r.at("tokens_per_s").as_double() > 0);
+        CHECK(r.at("repetitions").as_int64() == 2);
+    }
+    CHECK(results[0].at("share_of_bandwidth_limit").as_double() == 0);   // pp has no bandwidth limit
+    CHECK(results[1].at("share_of_bandwidth_limit").as_double() > 0);
+}
