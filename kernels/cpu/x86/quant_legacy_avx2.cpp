@@ -7,6 +7,7 @@
 #include "kernels/cpu/x86/avx2_util.h"
 #include "kernels/cpu/x86/quant_avx2.h"
 #include "kernels/cpu/x86/quant_q8_0_tiles.h"
+#include "kernels/cpu/x86/quant_unsigned.h"
 
 namespace hearth::kernels::cpu::avx2 {
 namespace {
@@ -35,6 +36,31 @@ float dot_q8_1_row(int64_t n, const void * w, const void * a) {
     return hsum(acc) + summs;
 }
 
+// start + the lane sums of unsigned x times signed y (no pair reaches the int16 limit: x <= 31).
+struct maddubs_dot_from {
+    static __m256i dot(__m256i start, __m256i ux, __m256i sy) {
+        return _mm256_add_epi32(start, _mm256_madd_epi16(_mm256_maddubs_epi16(ux, sy), _mm256_set1_epi16(1)));
+    }
+};
+
+// Unsigned weights for quant_unsigned.h.
+struct q4_0_unsigned {
+    using block = block_q4_0;
+    static constexpr char offset = 8;
+    static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
+};
+struct q5_0_unsigned {
+    using block = block_q5_0;
+    static constexpr char offset = 16;
+    static __m256i load(const block & b) {
+        const __m256i hi = _mm256_and_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(0x10));
+        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+    }
+};
+
+// Prefill tiles of 2 weight rows x 4 tokens: 8 accumulators fit AVX2's 16 registers.
+constexpr int k_tile_rows = 2;
+
 struct q4_1_load {
     using block = block_q4_1;
     static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
@@ -52,24 +78,24 @@ struct q5_1_load {
 float vec_dot_q4_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q4_1_load>(n, w, a); }
 float vec_dot_q5_1(int64_t n, const void * w, const void * a) { return dot_q8_1_row<q5_1_load>(n, w, a); }
 
-float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q4_0_load, maddubs_dot>(n, w, a); }
-float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q5_0_load, maddubs_dot>(n, w, a); }
+float vec_dot_q4_0(int64_t n, const void * w, const void * a) { return unsigned_row<q4_0_unsigned, maddubs_dot_from>(n, w, a); }
+float vec_dot_q5_0(int64_t n, const void * w, const void * a) { return unsigned_row<q5_0_unsigned, maddubs_dot_from>(n, w, a); }
 float vec_dot_q8_0(int64_t n, const void * w, const void * a) { return dot_q8_0_row<q8_0_load, maddubs_dot>(n, w, a); }
 float vec_dot_iq4_nl(int64_t n, const void * w, const void * a) { return dot_q8_0_row<iq4_nl_load, maddubs_dot>(n, w, a); }
 
 void vec_dot_rows_q4_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<q4_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);
+    unsigned_rows<q4_0_unsigned, maddubs_dot_from>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_q4_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<q4_0_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    unsigned_tiles<q4_0_unsigned, maddubs_dot_from, k_tile_rows>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_q5_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    dot_q8_0_multi<q5_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);
+    unsigned_rows<q5_0_unsigned, maddubs_dot_from>(n, w, stride, a, out, n_rows);
 }
 void vec_dot_tile_q5_0(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                       int64_t n_tokens, float * out, int64_t out_stride) {
-    dot_q8_0_tiles<q5_0_load, maddubs_dot>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    unsigned_tiles<q5_0_unsigned, maddubs_dot_from, k_tile_rows>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
 }
 void vec_dot_rows_q8_0(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     dot_q8_0_multi<q8_0_load, maddubs_dot>(n, w, stride, a, out, n_rows);

@@ -1,7 +1,7 @@
-// The 32-element block kernels against q8_0 activations (q4_0, q5_0, q8_0, iq4_nl), as
-// templates over how a block's weights are loaded (L) and how |x| . (y signed like x) is
-// summed into 8 int32 lanes (D): the AVX2 files use maddubs + madd, the AVX-512 VNNI ones
-// vpdpbusd. Both give the same int32 lanes (no product pair reaches the int16 limit: |x| <= 128,
+// The signed 32-element block kernels against q8_0 activations (q8_0, iq4_nl; q4_0 and q5_0
+// are in quant_unsigned.h), as templates over how a block's weights are loaded (L) and how
+// |x| . (y signed like x) is summed into 8 int32 lanes (D): the AVX2 files use maddubs + madd,
+// the AVX-512 VNNI ones vpdpbusd. Both give the same int32 lanes (no product pair reaches the int16 limit: |x| <= 128,
 // |y| <= 127), and the float steps are the same, so every variant is bit-identical.
 // Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
 // Thread-safety: pure functions.
@@ -14,18 +14,6 @@ namespace hearth::kernels::cpu::avx2 {
 namespace {
 
 // Loads the 32 signed weights of one block as bytes.
-struct q4_0_load {
-    using block = block_q4_0;
-    static __m256i load(const block & b) { return _mm256_sub_epi8(bytes_from_nibbles(b.qs), _mm256_set1_epi8(8)); }
-};
-struct q5_0_load {
-    using block = block_q5_0;
-    static __m256i load(const block & b) {
-        // nibble | 0xF0 where the fifth bit is clear: as int8 that is nibble - 16, else nibble.
-        const __m256i hi = _mm256_andnot_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(static_cast<char>(0xF0)));
-        return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
-    }
-};
 struct q8_0_load {
     using block = block_q8_0;
     static __m256i load(const block & b) { return _mm256_loadu_si256(reinterpret_cast<const __m256i *>(b.qs)); }
