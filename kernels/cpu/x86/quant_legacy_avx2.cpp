@@ -43,12 +43,7 @@ struct maddubs_dot_from {
     }
 };
 
-// Unsigned weights for quant_unsigned.h.
-struct q4_0_unsigned {
-    using block = block_q4_0;
-    static constexpr char offset = 8;
-    static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
-};
+// q5_0's weights unsigned for quant_unsigned.h.
 struct q5_0_unsigned {
     using block = block_q5_0;
     static constexpr char offset = 16;

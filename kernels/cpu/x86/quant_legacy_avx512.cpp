@@ -21,12 +21,7 @@ struct vnni_dot_from {
     static __m256i dot(__m256i start, __m256i ux, __m256i sy) { return _mm256_dpbusd_epi32(start, ux, sy); }
 };
 
-// Unsigned weights for quant_unsigned.h; q5_0's fifth bits as one masked move.
-struct q4_0_unsigned {
-    using block = block_q4_0;
-    static constexpr char offset = 8;
-    static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
-};
+// q5_0's weights unsigned for quant_unsigned.h: the fifth bits as one masked move.
 struct q5_0_unsigned {
     using block = block_q5_0;
     static constexpr char offset = 16;

@@ -66,14 +66,9 @@ void dot_q8_0_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
 template <class L, class D, int R>
 void dot_q8_0_tile_tokens(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
                           int64_t n_tokens, float * out, int64_t out_stride) {
-    int64_t t = 0;
-    for (; t + 4 <= n_tokens; t += 4) dot_q8_0_tile<L, D, R, 4>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
-    switch (n_tokens - t) {
-    case 3: dot_q8_0_tile<L, D, R, 3>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 2: dot_q8_0_tile<L, D, R, 2>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 1: dot_q8_0_tile<L, D, R, 1>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    default: break;
-    }
+    for_token_tiles(n_tokens, [&]<int T>(int64_t t) {
+        dot_q8_0_tile<L, D, R, T>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
+    });
 }
 
 template <class L, class D>

@@ -19,6 +19,13 @@
 namespace hearth::kernels::cpu::avx2 {
 namespace {
 
+// q4_0's weights unsigned: the nibbles as they are (q5_0's fifth bits load differently per ISA).
+struct q4_0_unsigned {
+    using block = block_q4_0;
+    static constexpr char offset = 8;
+    static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
+};
+
 // -offset * (sum of each group of four activations), as int32 lanes.
 template <class L, class D>
 __m256i offset_lanes(__m256i y) {
@@ -130,14 +137,9 @@ void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, flo
 template <class L, class D, int R>
 void unsigned_tile_tokens(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
                           int64_t n_tokens, float * out, int64_t out_stride) {
-    int64_t t = 0;
-    for (; t + 4 <= n_tokens; t += 4) unsigned_tile<L, D, R, 4>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
-    switch (n_tokens - t) {
-    case 3: unsigned_tile<L, D, R, 3>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 2: unsigned_tile<L, D, R, 2>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    case 1: unsigned_tile<L, D, R, 1>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride); break;
-    default: break;
-    }
+    for_token_tiles(n_tokens, [&]<int T>(int64_t t) {
+        unsigned_tile<L, D, R, T>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
+    });
 }
 
 template <class L, class D, int R>
