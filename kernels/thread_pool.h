@@ -3,9 +3,10 @@
 // taking index 0. Waiting threads spin briefly (the next op usually follows within microseconds)
 // and then sleep on a condition variable, so a pool never burns a core that another process
 // needs. A thread descheduled by the OS does not hold an op up: parallel_for() hands out tasks
-// dynamically from an atomic counter, and when the caller has finished its share it claims the
-// shares of threads that have not started yet and runs them itself, so it waits only for
-// threads that are actually working.
+// dynamically from an atomic counter (parallel_for_contiguous() from one counter per thread's
+// share, with the others taking over what is left), and when the caller has finished its share
+// it claims the shares of threads that have not started yet and runs them itself, so it waits
+// only for threads that are actually working.
 // Thread-safety: run()/parallel_for() are called by one owner thread at a time (the compute
 // worker) and are not reentrant (a task must not call back into its own pool). stats() and
 // reset_stats() are called by the owner between runs.
