@@ -360,6 +360,9 @@ TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measu
     CHECK(o.at("read_bandwidth_min_gbs").as_double() <= o.at("read_bandwidth_gbs").as_double());
     CHECK(o.at("read_bandwidth_max_gbs").as_double() >= o.at("read_bandwidth_gbs").as_double());
     CHECK(o.at("weight_bytes_per_token").as_int64() > 0);
+    // The engine's peak on a tiny model, not the 1 GiB buffer of the bandwidth probe.
+    CHECK(o.at("peak_rss_mib").as_double() > 0);
+    CHECK(o.at("peak_rss_mib").as_double() < 512);
     const auto & results = o.at("results").as_array();
     REQUIRE(results.size() == 2);
     CHECK(results[0].at("test").as_string() == "pp8");
