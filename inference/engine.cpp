@@ -96,6 +96,10 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         const auto * row = static_cast<const uint8_t *>(embd.data) + static_cast<size_t>(tokens[t]) * embd.row_bytes;
         kernels::dequantize_row(embd.type, row, x_.data() + static_cast<size_t>(t) * n_embd, n_embd);
     }
+    const auto observe = [&](std::string_view name, int32_t il, float * data, int32_t width) {
+        if (observer_) observer_(name, il, data, n, width);
+    };
+    observe("embd", -1, x_.data(), n_embd);
 
     const kernels::rope_params rope{hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
                                     hp.rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
@@ -106,17 +110,26 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
 
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
         kernels::rms_norm(x_.data(), L.attn_norm, cur_.data(), n, n_embd, hp.rms_eps);
+        observe("attn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // quantized once for Q, K and V
         {
             const kernels::weight_view qkv[] = {view(L.wq), view(L.wk), view(L.wv)};
             float * const out[] = {q_.data(), k_.data(), v_.data()};
             kernels::matmul_group(qkv, mm_, out, pool_);
         }
+        observe("Qcur", il, q_.data(), n_q);
+        observe("Kcur", il, k_.data(), n_kv);
+        observe("Vcur", il, v_.data(), n_kv);
         add_bias(q_.data(), L.bq, n, n_q);
         add_bias(k_.data(), L.bk, n, n_kv);
         add_bias(v_.data(), L.bv, n, n_kv);
+        observe("Qcur_bias", il, q_.data(), n_q);
+        observe("Kcur_bias", il, k_.data(), n_kv);
+        observe("Vcur_bias", il, v_.data(), n_kv);
         kernels::rope(q_.data(), n, hp.n_head, hp.head_dim, pos_.data(), rope);
         kernels::rope(k_.data(), n, hp.n_head_kv, hp.head_dim, pos_.data(), rope);
+        observe("Qcur_rope", il, q_.data(), n_q);
+        observe("Kcur_rope", il, k_.data(), n_kv);
         for (int32_t t = 0; t < n; ++t) {
             kernels::quantize_row(cache.type(), k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
             kernels::quantize_row(cache.type(), v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
@@ -125,22 +138,31 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
         kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, kq_scale,
                            attn_.data(), pool_);
+        observe("kqv_out", il, attn_.data(), n_q);
         mm_.set_activations(attn_.data(), n, n_q);
         kernels::matmul(view(L.wo), mm_, cur_.data(), pool_);
+        observe("attn_out", il, cur_.data(), n_embd);
         kernels::add(x_.data(), cur_.data(), static_cast<size_t>(n) * n_embd);
+        observe("ffn_inp", il, x_.data(), n_embd);
 
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
         kernels::rms_norm(x_.data(), L.ffn_norm, cur_.data(), n, n_embd, hp.rms_eps);
+        observe("ffn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
         {
             const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
             float * const out[] = {gate_.data(), up_.data()};
             kernels::matmul_group(gate_up, mm_, out, pool_);
         }
+        observe("ffn_gate", il, gate_.data(), n_ff);
+        observe("ffn_up", il, up_.data(), n_ff);
         kernels::swiglu(gate_.data(), up_.data(), gate_.data(), static_cast<size_t>(n) * n_ff);
+        observe("ffn_swiglu", il, gate_.data(), n_ff);
         mm_.set_activations(gate_.data(), n, n_ff);
         kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        observe("ffn_out", il, cur_.data(), n_embd);
         kernels::add(x_.data(), cur_.data(), static_cast<size_t>(n) * n_embd);
+        observe("l_out", il, x_.data(), n_embd);
     }
     cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
     if (!logits) return;
@@ -150,8 +172,10 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     const int32_t n_out = n - first;
     kernels::rms_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur_.data(), n_out, n_embd,
                       hp.rms_eps);
+    if (observer_) observer_("result_norm", -1, cur_.data(), n_out, n_embd);
     mm_.set_activations(cur_.data(), n_out, n_embd);
     kernels::matmul(view(model_.output()), mm_, logits, pool_);
+    if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
 }
 
 }  // namespace hearth::inference

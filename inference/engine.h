@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -44,6 +46,16 @@ public:
     status eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
                    bool all_logits = false);
 
+    // Sees each intermediate activation of eval(): its name (llama.cpp's graph names, e.g.
+    // "attn_norm", "Qcur", "kqv_out", "l_out"; a suffix marks a later step on the same tensor,
+    // "Qcur_bias", "Qcur_rope"), the layer (-1 outside the layers) and n_tokens rows of width
+    // floats, valid during the call. The observer may overwrite them: the forward pass goes on
+    // from what it leaves, so another implementation's values can be fed in to test one step
+    // at a time. For comparing intermediates; unset (the default) it costs one branch per step.
+    using observer = std::function<void(std::string_view name, int32_t layer, float * data, int32_t n_tokens,
+                                        int32_t width)>;
+    void set_observer(observer obs) { observer_ = std::move(obs); }
+
 private:
     void eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits);
 
@@ -62,6 +74,7 @@ private:
     std::vector<float> up_;     // [n_ff]
     std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
+    observer observer_;
 };
 
 }  // namespace hearth::inference
