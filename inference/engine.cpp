@@ -18,15 +18,6 @@ void add_bias(float * y, const float * b, int32_t n_tokens, int32_t width) {
     if (b) kernels::add_row(y, b, n_tokens, width);
 }
 
-// llama.cpp multiplies an f16 K cache with the queries converted to f16; rounding ours the
-// same way keeps our logits next to its (Qwen2's K reaches |145| in layer 0, so this matters).
-void round_to_f16(float * x, size_t n) {
-    static thread_local std::vector<uint16_t> tmp;
-    tmp.resize(n);
-    kernels::quantize_row(kernels::tensor_type::f16, x, tmp.data(), static_cast<int64_t>(n));
-    kernels::dequantize_row(kernels::tensor_type::f16, tmp.data(), x, static_cast<int64_t>(n));
-}
-
 }  // namespace
 
 engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
@@ -134,7 +125,6 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             kernels::quantize_row(cache.type(), k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
             kernels::quantize_row(cache.type(), v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
         }
-        if (cache.type() == kernels::tensor_type::f16) round_to_f16(q_.data(), static_cast<size_t>(n) * n_q);
         const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
         kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, kq_scale,
                            attn_.data(), pool_);

@@ -49,6 +49,8 @@ struct thread_scratch {
     std::vector<float> scores;      // [k_chunk]
     std::vector<float> state;       // [k_tokens_per_task * group][head_dim + 2]
     std::vector<float> segment;     // the same, for one segment (merged into state)
+    std::vector<uint16_t> half;     // f16 rows (attend_task_f16)
+    std::vector<float> lanes;       // [n_lanes][head_dim] (attend_task_f16)
 };
 
 thread_scratch & local_scratch() {
@@ -164,6 +166,71 @@ void attend_segments(const float * q, const int32_t * n_kv, const kv_view & kv, 
     }
 }
 
+// llama.cpp's attention without flash attention over an f16 cache, operation for operation
+// (ggml's mul_mat, soft_max, mul_mat), so that its output equals llama.cpp's bit for bit:
+//   s[p]  = f16(q) . K[p]            partial sums in n_lanes lanes by fma, folded
+//   w[p]  = s[p] * scale             then m = max w
+//   e[p]  = exp_ggml(w[p] - m)       sum: 16-blocks folded in f32, added in double
+//   P[p]  = f16(e[p] * f32(1 / sum))
+//   o[d]  = sum_p P[p] V[p][d]       partial sums by position (p % n_lanes) by fma, folded
+// ggml multiplies a batch of two or more tokens through tinyBLAS (16 lanes) and one token
+// through ggml_vec_dot_f16 (64 lanes); see ops_simd.h. Products of two f16 values are exact in
+// f32, so the fmas are plain sums; only their order and grouping matter, and they are ggml's.
+// Positions are counted from 0 for the lanes and blocks, as ggml's views of the cache start
+// there; llama.cpp's masked positions add zeros.
+void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
+                     int64_t t0, int64_t t1, float * out) {
+    const int n_lanes = s.n_tokens >= 2 ? 16 : 64;
+    thread_scratch & sc = local_scratch();
+    const simd::f32_kernels & vk = simd::active_f32_kernels();
+    const cpu::quant_kernels & qk = cpu::active_quant_kernels();
+    const cpu::dequantize_row_fn deq = qk[tensor_type::f16].dequantize_row;
+    const cpu::quantize_row_fn quant = qk[tensor_type::f16].quantize_row;
+    const int64_t D = s.head_dim;
+    const size_t head_offset = row_size(tensor_type::f16, g * D);
+    int64_t p_end = 0;
+    for (int64_t t = t0; t < t1; ++t) p_end = std::max<int64_t>(p_end, n_kv[t]);
+    sc.k.resize(static_cast<size_t>(p_end * D));
+    sc.v.resize(static_cast<size_t>(p_end * D));
+    for (int64_t p = 0; p < p_end; ++p) {
+        deq(slice(kv.k, kv.row_bytes, head_offset, p), sc.k.data() + p * D, D);
+        deq(slice(kv.v, kv.row_bytes, head_offset, p), sc.v.data() + p * D, D);
+    }
+    sc.scores.resize(static_cast<size_t>(p_end));
+    sc.half.resize(static_cast<size_t>(std::max(p_end, D)));
+    sc.lanes.resize(static_cast<size_t>(n_lanes * D));
+    sc.state.resize(static_cast<size_t>(D));
+    float * const qh16 = sc.state.data();   // the query rounded to f16, as ggml converts it
+    float * const scores = sc.scores.data();
+    float * const lanes = sc.lanes.data();
+    for (int64_t t = t0; t < t1; ++t) {
+        const int64_t n = n_kv[t];
+        for (int64_t j = 0; j < s.group; ++j) {
+            const int64_t h = g * s.group + j;
+            float * o = out + (t * s.n_head + h) * D;
+            if (n <= 0) {
+                std::fill(o, o + D, 0.0f);
+                continue;
+            }
+            quant(q + (t * s.n_head + h) * D, sc.half.data(), D);
+            deq(sc.half.data(), qh16, D);
+            vk.dot_lanes_rows(qh16, sc.k.data(), D, n, D, n_lanes, scores);
+            float m = -INFINITY;
+            for (int64_t p = 0; p < n; ++p) {
+                scores[p] *= s.scale;
+                m = scores[p] > m ? scores[p] : m;
+            }
+            const double sum = vk.exp_sum16(scores, m, scores, n);
+            vk.scale(scores, static_cast<float>(1.0 / sum), n);
+            quant(scores, sc.half.data(), n);
+            deq(sc.half.data(), scores, n);
+            std::fill(lanes, lanes + n_lanes * D, 0.0f);
+            vk.lane_axpy(scores, sc.v.data(), D, n, D, n_lanes, lanes);
+            simd::fold_lane_rows(lanes, n_lanes, D, o);
+        }
+    }
+}
+
 }  // namespace
 
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
@@ -182,6 +249,15 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     s.group = n_head / n_head_kv;
     s.scale = scale;
     s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
+    if (kv.type == tensor_type::f16 && head_dim % 64 == 0) {
+        pool.parallel_for(n_head_kv * s.n_token_blocks, [&](int64_t task, int) {
+            // Later token blocks see more positions (causal): hand them out first.
+            const int64_t tb = s.n_token_blocks - 1 - task % s.n_token_blocks;
+            const int64_t t0 = tb * k_tokens_per_task, t1 = std::min(t0 + k_tokens_per_task, n_tokens);
+            attend_task_f16(q, n_kv, kv, s, task / s.n_token_blocks, t0, t1, out);
+        });
+        return;
+    }
     int64_t max_kv = 0;
     for (int64_t t = 0; t < n_tokens; ++t) max_kv = std::max<int64_t>(max_kv, n_kv[t]);
     const int64_t base_tasks = n_head_kv * s.n_token_blocks;

@@ -1,14 +1,19 @@
 // Scaled dot-product attention of a batch of query tokens over one sequence's KV cache:
 //   out[t][h] = sum_p softmax_p(scale * q[t][h] . K[p][g]) * V[p][g],  p < n_kv[t],
 // with GQA (query head h reads KV head g = h / (n_head / n_head_kv)). The cache may be f32, f16,
-// q8_0 or q4_0 (any type whose block size divides head_dim). The softmax is computed online, a
-// chunk of positions at a time (running max and sum), so no score matrix is stored; queries stay
-// f32 and K/V slices are dequantized to f32 once per chunk for every query head of the group and
-// every token of a block. Scores, softmax and the weighted sum of V are all f32 (as llama.cpp's
-// non-flash path computes them with an f32 cache).
+// q8_0 or q4_0 (any type whose block size divides head_dim).
+// An f16 cache with head_dim a multiple of 64 is computed as llama.cpp computes it without flash
+// attention, operation for operation, so the output is its bit for bit (attention.cpp): the
+// queries and the softmax weights rounded to f16 as ggml converts them, its sums in its order
+// and its exp. As in llama.cpp, a batch of one token sums in another order than a batch of two
+// or more (float rounding apart).
+// Every other cache is softmaxed online, a chunk of positions at a time (running max and sum),
+// so no score matrix is stored; queries stay f32 and K/V slices are dequantized to f32 once per
+// chunk for every query head of the group and every token of a block, all in f32.
 // Invariants: the result does not depend on the thread count (tasks never split a sum
-// differently), nor on the other tokens of the batch: every token's positions are softmaxed
-// in the same fixed segments merged in the same order (so prefix reuse is bitwise).
+// differently), nor on the other tokens of the batch (but for the one-token f16 case above):
+// on the online path every token's positions are softmaxed in the same fixed segments merged in
+// the same order, so prefix reuse is bitwise.
 // Thread-safety: uses the pool (one owner at a time); per-thread scratch is thread_local and
 // grows to the largest size seen, so steady-state calls allocate nothing.
 #pragma once

@@ -101,8 +101,10 @@ void rope(float * x, int64_t n_tokens, int64_t n_head, int64_t head_dim, const i
             for (int64_t i = 0; i < n_pairs; ++i) {
                 float * a = v + i * stride;
                 const float x0 = a[0], x1 = a[offset];
-                a[0] = x0 * cos_t[i] - x1 * sin_t[i];
-                a[offset] = x0 * sin_t[i] + x1 * cos_t[i];
+                // ggml's x0*cos - x1*sin and x0*sin + x1*cos, as its FMA build contracts them
+                // (the first product fused, the second rounded): llama.cpp's RoPE to the bit.
+                a[0] = std::fma(x0, cos_t[i], -(x1 * sin_t[i]));
+                a[offset] = std::fma(x0, sin_t[i], x1 * cos_t[i]);
             }
         }
     }

@@ -1,6 +1,8 @@
 #include "kernels/ops_simd.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace hearth::kernels::simd {
 
@@ -10,6 +12,100 @@ const f32_kernels & f32_kernels_avx2();   // kernels/cpu/x86/ops_avx2.cpp
 #if defined(__aarch64__)
 const f32_kernels & f32_kernels_neon();   // kernels/cpu/arm/ops_neon.cpp
 #endif
+
+namespace {
+
+// 2^k for k in [-126, 127].
+inline float pow2i(int32_t k) {
+    const auto bits = static_cast<uint32_t>(k + 127) << 23;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+}  // namespace
+
+// Each step is one IEEE operation (std::fma rounds once), so the AVX2 version, built from the
+// same operations, gives the same bits.
+float exp_ggml(float x) {
+    const float r = 0x1.8p23f;   // adding it rounds to an integer (the low mantissa bits)
+    const float z = std::fma(x, 0x1.715476p+0f, r);
+    const float n = z - r;
+    const float b = std::fma(-n, 0x1.7f7d1cp-20f, std::fma(-n, 0x1.62e4p-1f, x));
+    const float u = b * b;
+    const float j = std::fma(std::fma(std::fma(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                      std::fma(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                             u, std::fma(0x1.ffffecp-1f, b, 1.0f));
+    if (!(std::fabs(n) <= 192.0f)) {
+        if (std::fabs(n) > 192.0f) return n <= 0.0f ? 0.0f : INFINITY;
+        return j * n;   // NaN in, NaN out
+    }
+    // j * 2^n rounded once (as scalef): split 2^n so the first product is exact.
+    const auto ni = static_cast<int32_t>(n);
+    const int32_t k2 = ni > 127 ? ni - 127 : (ni < -126 ? -100 : 0);
+    return (j * pow2i(ni - k2)) * pow2i(k2);
+}
+
+float fold16(const float * x) {
+    float a[8], b[4];
+    for (int i = 0; i < 8; ++i) a[i] = x[i] + x[i + 8];
+    for (int i = 0; i < 4; ++i) b[i] = a[i] + a[i + 4];
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+double exp_sum16_portable(const float * x, float shift, float * y, int64_t n) {
+    double sum = 0.0;
+    for (int64_t i0 = 0; i0 < n; i0 += 16) {
+        float block[16] = {};
+        const int64_t m = std::min<int64_t>(16, n - i0);
+        for (int64_t i = 0; i < m; ++i) block[i] = y[i0 + i] = exp_ggml(x[i0 + i] - shift);
+        sum += static_cast<double>(fold16(block));
+    }
+    return sum;
+}
+
+float fold_lanes(const float * x, int n_lanes, int64_t stride) {
+    float v[16];
+    for (int l = 0; l < 16; ++l) {
+        v[l] = x[l * stride];
+        if (n_lanes == 64) {
+            v[l] = (v[l] + x[(l + 32) * stride]) + (x[(l + 16) * stride] + x[(l + 48) * stride]);
+        }
+    }
+    return fold16(v);
+}
+
+void fold_lane_rows(float * lanes, int n_lanes, int64_t d, float * out) {
+    const auto row = [&](int l) { return lanes + l * d; };
+    if (n_lanes == 64)
+        for (int l = 0; l < 16; ++l)
+            for (int64_t j = 0; j < d; ++j)
+                row(l)[j] = (row(l)[j] + row(l + 32)[j]) + (row(l + 16)[j] + row(l + 48)[j]);
+    for (int half = 8; half >= 2; half /= 2)
+        for (int l = 0; l < half; ++l)
+            for (int64_t j = 0; j < d; ++j) row(l)[j] += row(l + half)[j];
+    for (int64_t j = 0; j < d; ++j) out[j] = row(0)[j] + row(1)[j];
+}
+
+void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
+                             int n_lanes, float * out) {
+    for (int64_t i = 0; i < n_rows; ++i) {
+        const float * ki = k + i * k_stride;
+        float lanes[64] = {};
+        for (int64_t j = 0; j < d; j += n_lanes)
+            for (int l = 0; l < n_lanes; ++l) lanes[l] = std::fma(q[j + l], ki[j + l], lanes[l]);
+        out[i] = fold_lanes(lanes, n_lanes, 1);
+    }
+}
+
+void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
+                        float * lanes) {
+    for (int64_t i = 0; i < n_rows; ++i) {
+        float * lane = lanes + (i % n_lanes) * d;
+        const float * vi = v + i * v_stride;
+        for (int64_t j = 0; j < d; ++j) lane[j] = std::fma(p[i], vi[j], lane[j]);
+    }
+}
 
 namespace {
 
@@ -42,12 +138,13 @@ float exp_shifted_portable(const float * x, float shift, float * y, int64_t n) {
     return sum;
 }
 
+// ggml's x / (1 + exp(0 - x)), with its exp.
 void silu_portable(const float * x, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + exp_ggml(0.0f - x[i]));
 }
 
 void swiglu_portable(const float * gate, const float * up, float * y, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    for (int64_t i = 0; i < n; ++i) y[i] = gate[i] / (1.0f + exp_ggml(0.0f - gate[i])) * up[i];
 }
 
 void dot_rows_portable(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float scale,
@@ -62,7 +159,8 @@ void weighted_sum_portable(const float * p, const float * v, int64_t v_stride, i
 
 constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axpy_portable,
                                  scale_portable,       exp_shifted_portable, silu_portable,
-                                 swiglu_portable,      dot_rows_portable,    weighted_sum_portable};
+                                 swiglu_portable,      dot_rows_portable,    weighted_sum_portable,
+                                 exp_sum16_portable,   dot_lanes_rows_portable, lane_axpy_portable};
 
 }  // namespace
 

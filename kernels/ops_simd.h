@@ -2,8 +2,10 @@
 // silu), with a portable version and ISA versions (kernels/cpu/x86/ops_avx2.cpp,
 // kernels/cpu/arm/ops_neon.cpp). The variant in use follows the CPU dispatch's choice
 // (cpu::active_isa(), so HEARTH_ISA caps it too); tests compare every variant with the portable one.
-// Numerics: the ISA versions sum in a different order and use a polynomial exp (within 2 ulp of
-// expf), so results differ from the portable ones by float rounding only.
+// Numerics: the ISA versions of dot, axpy, exp_shifted, dot_rows and weighted_sum sum in a
+// different order and use a polynomial exp (within 2 ulp of expf), so results differ from the
+// portable ones by float rounding only. silu and swiglu use exp_ggml in every variant on x86
+// (llama.cpp's SiLU to the bit); the llama.cpp-exact kernels below agree bit for bit.
 // Thread-safety: immutable tables.
 #pragma once
 
@@ -28,7 +30,45 @@ struct f32_kernels {
                      float * out);
     // acc[0..d) += sum_i p[i] * v[i] over n_rows rows of v (row i at v + i * v_stride).
     void (*weighted_sum)(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, float * acc);
+
+    // llama.cpp's CPU arithmetic, step for step, so that our activations equal its own bit for
+    // bit (attention.cpp's f16 path). Every variant gives the same bits for any input.
+    // y = exp_ggml(x - shift), returning the sum of y as ggml's soft_max takes it: the f32 sum
+    // of each block of 16 (from x[0]; a last partial block padded with zeros) folded pairwise
+    // 16 -> 8 -> 4 -> 2 -> 1, the block sums added in double in order. x == y allowed.
+    double (*exp_sum16)(const float * x, float shift, float * y, int64_t n);
+    // The f16 dot products of ggml's mul_mat keep n_lanes partial sums (16: tinyBLAS, as
+    // llama.cpp multiplies a batch; 64: ggml_vec_dot_f16, as it multiplies one token): element
+    // j of a sum goes into lane j % n_lanes by fma, in order; fold_lanes finishes it.
+    // out[i] = q . k[i], k rows as in dot_rows. d % n_lanes == 0.
+    void (*dot_lanes_rows)(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
+                           int n_lanes, float * out);
+    // lanes[(i % n_lanes) * d + j] = fma(p[i], v[i][j], that) for rows i in order: the partial
+    // sums of the dot products of p with each column of v.
+    void (*lane_axpy)(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
+                      float * lanes);
 };
+
+// exp(x) as ggml_v_expf computes it in an AVX-512 build (the golden llama.cpp's): a degree-5
+// polynomial after x = n ln2 + b, scaled by 2^n with one rounding; |n| > 192 gives 0 or +inf.
+// Within about 2 ulp of expf; values below about -87.3 come out subnormal, below -104 zero.
+float exp_ggml(float x);
+// The 16 floats of x folded pairwise (x[i] + x[i + 8], then + 4, + 2, + 1), as
+// _mm512_reduce_add_ps does.
+float fold16(const float * x);
+// n_lanes (16 or 64) partial sums, lane l at x[l * stride], added up as ggml does: 64 lanes are
+// four 16-float vectors v0..v3 taken as (v0 + v2) + (v1 + v3), then fold16.
+float fold_lanes(const float * x, int n_lanes, int64_t stride);
+// out[j] = fold_lanes(lanes + j, n_lanes, d) for j < d: the same sums, column by column.
+// Overwrites lanes.
+void fold_lane_rows(float * lanes, int n_lanes, int64_t d, float * out);
+
+// Portable versions of the llama.cpp-exact kernels, for ISA tables without their own.
+double exp_sum16_portable(const float * x, float shift, float * y, int64_t n);
+void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
+                             int n_lanes, float * out);
+void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
+                        float * lanes);
 
 // The portable variant for isa::scalar and any ISA without its own; defined for every isa.
 const f32_kernels & f32_kernels_for(cpu::isa i);

@@ -36,7 +36,7 @@ run_summary run(const std::string & model_path, kernels::tensor_type cache_type)
     const auto * mdl = &tm.mdl;
     const auto * voc = &tm.voc;
     kernels::thread_pool pool(2);
-    engine eng(*mdl, pool);
+    engine eng(*mdl, pool, 512);  // llama.cpp's n_batch: every prompt in one batch, as it evaluated them
     const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
                                        "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
     const int32_t n_vocab = mdl->hp().n_vocab;

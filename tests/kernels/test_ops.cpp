@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -295,6 +296,28 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
                 }
             }
 
+            // The llama.cpp-exact kernels: the same bits in every variant.
+            const double es1 = v.exp_sum16(a.data(), 2.0f, e1.data(), n);
+            const double es2 = ref.exp_sum16(a.data(), 2.0f, e2.data(), n);
+            REQUIRE(es1 == es2);
+            REQUIRE(std::memcmp(e1.data(), e2.data(), e1.size() * sizeof(float)) == 0);
+            for (int n_lanes : {16, 64}) {
+                const int64_t d = 2 * n_lanes, stride = d + 5;
+                const auto kv = random_vec(static_cast<size_t>(n * stride + 64), 26);   // rows read up to 64 wide
+                const auto q = random_vec(static_cast<size_t>(d), 27);
+                std::vector<float> r1(static_cast<size_t>(n)), r2(static_cast<size_t>(n));
+                v.dot_lanes_rows(q.data(), kv.data(), stride, n, d, n_lanes, r1.data());
+                ref.dot_lanes_rows(q.data(), kv.data(), stride, n, d, n_lanes, r2.data());
+                REQUIRE(std::memcmp(r1.data(), r2.data(), r1.size() * sizeof(float)) == 0);
+                for (int64_t dv : {int64_t{8}, int64_t{64}, int64_t{13}}) {
+                    const auto p = random_vec(static_cast<size_t>(n), 28);
+                    auto l1 = random_vec(static_cast<size_t>(n_lanes * dv), 29), l2 = l1;
+                    v.lane_axpy(p.data(), kv.data(), stride, n, dv, n_lanes, l1.data());
+                    ref.lane_axpy(p.data(), kv.data(), stride, n, dv, n_lanes, l2.data());
+                    REQUIRE(std::memcmp(l1.data(), l2.data(), l1.size() * sizeof(float)) == 0);
+                }
+            }
+
             std::vector<float> o1(static_cast<size_t>(n)), o2(static_cast<size_t>(n));
             v.silu(a.data(), o1.data(), n);
             ref.silu(a.data(), o2.data(), n);
@@ -303,5 +326,49 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
             ref.swiglu(a.data(), b.data(), o2.data(), n);
             for (int64_t i = 0; i < n; ++i) REQUIRE(std::fabs(o1[i] - o2[i]) <= 5e-7f * std::fabs(o2[i]) + 1e-37f);
         }
+    }
+}
+
+TEST_CASE("exp_ggml: within 2 ulp of exp, ggml's limits, and fold_lanes' order", "[kernels][ops]") {
+    namespace simd = hearth::kernels::simd;
+    std::mt19937 rng(61);
+    std::uniform_real_distribution<float> u(-87.0f, 88.0f);
+    for (int i = 0; i < 100000; ++i) {
+        const float x = u(rng);
+        const double want = std::exp(double(x));
+        INFO("exp_ggml(" << x << ") = " << simd::exp_ggml(x) << ", want " << want);
+        REQUIRE(std::fabs(simd::exp_ggml(x) - want) <= 2.4e-7 * want);
+    }
+    REQUIRE(simd::exp_ggml(0.0f) == 1.0f);
+    REQUIRE(simd::exp_ggml(-INFINITY) == 0.0f);
+    REQUIRE(simd::exp_ggml(-200.0f) == 0.0f);
+    REQUIRE(simd::exp_ggml(INFINITY) == INFINITY);
+    REQUIRE(simd::exp_ggml(100.0f) == INFINITY);
+    REQUIRE(std::isnan(simd::exp_ggml(NAN)));
+    const float sub = simd::exp_ggml(-100.0f);   // subnormal, as ggml's scalef gives it
+    REQUIRE(sub > 0.0f);
+    REQUIRE(sub < 1.2e-38f);
+    REQUIRE(std::fabs(sub - std::exp(-100.0)) <= 1e-45 + 1e-3 * std::exp(-100.0));
+
+    // Lanes whose sum depends on the grouping: 1e8 cancels only where the order pairs it.
+    float lanes[64] = {};
+    lanes[0] = 1e8f;
+    lanes[8] = -1e8f;
+    lanes[1] = 1.0f;
+    REQUIRE(simd::fold16(lanes) == 1.0f);          // (x0 + x8) first: 1e8 cancels, then + 1
+    REQUIRE(simd::fold_lanes(lanes, 16, 1) == 1.0f);
+    float wide[64] = {};
+    wide[0] = 1e8f;
+    wide[32] = -1e8f;                              // v0 + v2 first, as ggml's reduce
+    wide[16] = 1.0f;
+    REQUIRE(simd::fold_lanes(wide, 64, 1) == 1.0f);
+
+    for (int n_lanes : {16, 64}) {   // fold_lane_rows: fold_lanes column by column
+        const int64_t d = 24;
+        auto rows = random_vec(static_cast<size_t>(n_lanes * d), 67, 1e4f);
+        std::vector<float> want(static_cast<size_t>(d)), got(static_cast<size_t>(d));
+        for (int64_t j = 0; j < d; ++j) want[static_cast<size_t>(j)] = simd::fold_lanes(rows.data() + j, n_lanes, d);
+        simd::fold_lane_rows(rows.data(), n_lanes, d, got.data());
+        REQUIRE(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)) == 0);
     }
 }

@@ -1,5 +1,7 @@
 // dequantize_row and quantize_row of every ISA variant against the `gguf` package (numpy),
 // bit for bit, on random blocks with hostile f16 scales (see tests/python/quant_oracle.py).
+// Q8_0's quantize_row follows llama.cpp's CPU quantizer, which the oracle spells out in numpy
+// next to the gguf package's (they differ at ties).
 #include <catch2/catch.hpp>
 
 #include <cstring>

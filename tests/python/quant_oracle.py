@@ -4,7 +4,8 @@
   quant_oracle.py random OUTDIR
       For every format: random blocks (with f16 scales that are zero, subnormal, huge, Inf, NaN)
       and the floats gguf.quants.dequantize gives for them; random float rows (with ties, zeros,
-      huge and tiny values) and the bytes gguf.quants.quantize gives for the formats it can write.
+      huge and tiny values) and the bytes gguf.quants.quantize gives for the formats it can write
+      (for Q8_0, the bytes of llama.cpp's CPU quantizer instead: see q8_0_ggml_cpu).
   quant_oracle.py model GGUF TOOL
       Dequantizes every tensor of a model with gguf.quants and with TOOL (a hearth_kernels
       program that reads jobs "<type> <n> <file offset>" on stdin and writes the floats of every
@@ -68,6 +69,23 @@ def quant_inputs(rng, block):
     return np.concatenate(parts)
 
 
+def q8_0_ggml_cpu(x):
+    """Q8_0 blocks as llama.cpp's CPU backend quantizes activations and the KV cache
+    (ggml-cpu's quantize_row_q8_0, x86): the multiplier is 127 / amax rather than the gguf
+    package's 1 / d, and halves round to even, not away from zero. Same d; the quants differ at
+    ties and where the two multipliers round apart. Every step here is one f32 operation."""
+    blocks = x.reshape(-1, 32).astype(np.float32)
+    amax = np.abs(blocks).max(axis=1, keepdims=True)
+    d = (amax / np.float32(127)).astype(np.float32)
+    with np.errstate(divide="ignore"):
+        mul = np.where(amax == 0, np.float32(0), np.float32(127) / amax).astype(np.float32)
+    qs = np.rint((blocks * mul).astype(np.float32)).astype(np.int8)
+    out = np.empty((blocks.shape[0], 34), dtype=np.uint8)
+    out[:, 0:2] = d.astype(np.float16).view(np.uint8)
+    out[:, 2:] = qs.view(np.uint8)
+    return out
+
+
 def write_random(outdir: Path):
     rng = np.random.default_rng(20261129)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -95,6 +113,12 @@ def write_random(outdir: Path):
     for qtype, data in [(T.F16, plain), (T.BF16, plain), (T.Q8_0, x), (T.Q4_0, x)]:
         with np.errstate(all="ignore"):
             q = np.ascontiguousarray(quantize(data.reshape(1, -1), qtype)).view(np.uint8)
+        if qtype == T.Q8_0:
+            gguf_q = q.reshape(-1, 34)
+            q = q8_0_ggml_cpu(data)
+            assert np.array_equal(q[:, :2], gguf_q[:, :2]), "Q8_0: the same d as the gguf package"
+            diff = np.abs(q[:, 2:].view(np.int8).astype(int) - gguf_q[:, 2:].view(np.int8).astype(int))
+            assert diff.max() <= 1, "Q8_0: quants within one step of the gguf package's"
         data.astype(np.float32).tofile(outdir / f"q_{qtype.name}.in")
         q.tofile(outdir / f"q_{qtype.name}.out")
         names.append(f"quant {qtype.name} {data.size}")

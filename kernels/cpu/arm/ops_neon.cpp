@@ -153,8 +153,10 @@ void weighted_sum_neon(const float * p, const float * v, int64_t v_stride, int64
 }  // namespace
 
 const f32_kernels & f32_kernels_neon() {
-    static constexpr f32_kernels k{cpu::isa::neon,  dot_neon,    axpy_neon,     scale_neon,       exp_shifted_neon,
-                                   silu_neon,       swiglu_neon, dot_rows_neon, weighted_sum_neon};
+    static constexpr f32_kernels k{cpu::isa::neon,      dot_neon,           axpy_neon,
+                                   scale_neon,          exp_shifted_neon,   silu_neon,
+                                   swiglu_neon,         dot_rows_neon,      weighted_sum_neon,
+                                   exp_sum16_portable,  dot_lanes_rows_portable, lane_axpy_portable};
     return k;
 }
 

@@ -128,10 +128,12 @@ void quantize_row_q8_0(const float * src, void * dst, int64_t n) {
     for (int64_t i = 0; i < n / k_qk8_0; ++i, src += k_qk8_0) {
         float amax = 0.0f;
         for (int j = 0; j < k_qk8_0; ++j) amax = std::max(amax, std::fabs(src[j]));
+        // ggml's CPU backend (not its reference quantizer): 127 / amax rather than 1 / d, and
+        // ties to even, so our activations quantize exactly as llama.cpp's at run time.
         const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         y[i].d = fp32_to_fp16(d);
-        for (int j = 0; j < k_qk8_0; ++j) y[i].qs[j] = static_cast<int8_t>(std::round(src[j] * id));
+        for (int j = 0; j < k_qk8_0; ++j) y[i].qs[j] = static_cast<int8_t>(std::nearbyint(src[j] * id));
     }
 }
 

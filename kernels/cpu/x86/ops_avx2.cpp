@@ -1,9 +1,16 @@
 // AVX2 + FMA versions of the f32 vector primitives (kernels/ops_simd.h).
+// exp_ggml256, silu, swiglu and the llama.cpp-exact kernels give the portable versions' bits exactly (the
+// same IEEE operations in the same order; fma where they call std::fma, and no contraction
+// elsewhere: this file is built with fp-contract off).
 // exp: Cody-Waite range reduction x = k ln2 + r (ln2 split in two so r is exact to f32), a
 // degree-6 polynomial for e^r on [-ln2/2, ln2/2] (the classic Cephes expf coefficients), and 2^k
 // built in the exponent bits; within 2 ulp of expf. Inputs below -87.3365 (where expf would go
 // subnormal) give 0; inputs above 88.7228 give +inf, as expf does.
+#pragma GCC optimize("fp-contract=off")
+
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "kernels/ops_simd.h"
 
@@ -43,6 +50,44 @@ inline __m256 exp256(__m256 x) {
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ki, k_hi), _mm256_set1_epi32(127)), 23));
     const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, two_hi), two_rest);
     return _mm256_blendv_ps(_mm256_andnot_ps(underflow, y), _mm256_set1_ps(__builtin_inff()), overflow);
+}
+
+// exp_ggml (ops_simd.h) on 8 floats, the same operations in the same order.
+inline __m256 exp_ggml256(__m256 x) {
+    const __m256 r = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+    const __m256 n = _mm256_sub_ps(z, r);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+                                      _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+    // j * 2^n rounded once: 2^n = 2^k1 * 2^k2 with j * 2^k1 exact.
+    const __m256i ni = _mm256_cvtps_epi32(n);
+    const __m256i above = _mm256_cmpgt_epi32(ni, _mm256_set1_epi32(127));
+    const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(-126), ni);
+    const __m256i k2 = _mm256_or_si256(_mm256_and_si256(above, _mm256_sub_epi32(ni, _mm256_set1_epi32(127))),
+                                       _mm256_and_si256(below, _mm256_set1_epi32(-100)));
+    const auto pow2 = [](__m256i k) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+    };
+    const __m256 res = _mm256_mul_ps(_mm256_mul_ps(j, pow2(_mm256_sub_epi32(ni, k2))), pow2(k2));
+    const __m256 abs_n = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    const __m256 out_of_range = _mm256_cmp_ps(abs_n, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    if (_mm256_movemask_ps(out_of_range) == 0) return res;
+    const __m256 alt = _mm256_andnot_ps(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ),
+                                        _mm256_set1_ps(__builtin_inff()));
+    return _mm256_blendv_ps(res, alt, out_of_range);
+}
+
+// fold16 (ops_simd.h) of the 16 floats lo, hi.
+inline float fold16_256(__m256 lo, __m256 hi) {
+    const __m256 a = _mm256_add_ps(lo, hi);
+    const __m128 b = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+    return _mm_cvtss_f32(_mm_add_ss(c, _mm_movehdup_ps(c)));
 }
 
 inline float exp1(float x) {
@@ -100,22 +145,38 @@ float exp_shifted_avx2(const float * x, float shift, float * y, int64_t n) {
     return sum;
 }
 
+// ggml's SiLU: x / (1 + exp(0 - x)) with its exp, as silu_portable.
 inline __m256 silu256(__m256 x) {
-    const __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    const __m256 e = exp_ggml256(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
 void silu_avx2(const float * x, float * y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, silu256(_mm256_loadu_ps(x + i)));
-    for (; i < n; ++i) y[i] = x[i] / (1.0f + exp1(-x[i]));
+    for (; i < n; ++i) y[i] = x[i] / (1.0f + exp_ggml(0.0f - x[i]));
 }
 
 void swiglu_avx2(const float * gate, const float * up, float * y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(y + i, _mm256_mul_ps(silu256(_mm256_loadu_ps(gate + i)), _mm256_loadu_ps(up + i)));
-    for (; i < n; ++i) y[i] = gate[i] / (1.0f + exp1(-gate[i])) * up[i];
+    for (; i < n; ++i) y[i] = gate[i] / (1.0f + exp_ggml(0.0f - gate[i])) * up[i];
+}
+
+double exp_sum16_avx2(const float * x, float shift, float * y, int64_t n) {
+    const __m256 vs = _mm256_set1_ps(shift);
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 lo = exp_ggml256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vs));
+        const __m256 hi = exp_ggml256(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vs));
+        _mm256_storeu_ps(y + i, lo);
+        _mm256_storeu_ps(y + i + 8, hi);
+        sum += static_cast<double>(fold16_256(lo, hi));
+    }
+    if (i < n) sum += exp_sum16_portable(x + i, shift, y + i, n - i);
+    return sum;
 }
 
 // Four rows at a time: each 8-float slice of q is loaded once for four rows, and the four
@@ -182,11 +243,77 @@ void weighted_sum_avx2(const float * p, const float * v, int64_t v_stride, int64
     }
 }
 
+// n_acc 8-float accumulators hold the n_lanes = 8 n_acc partial sums.
+template <int n_acc>
+void dot_lanes_rows_avx2_n(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
+                           float * out) {
+    for (int64_t i = 0; i < n_rows; ++i) {
+        const float * ki = k + i * k_stride;
+        __m256 acc[n_acc];
+        for (int a = 0; a < n_acc; ++a) acc[a] = _mm256_setzero_ps();
+        for (int64_t j = 0; j < d; j += 8 * n_acc)
+            for (int a = 0; a < n_acc; ++a)
+                acc[a] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8 * a), _mm256_loadu_ps(ki + j + 8 * a), acc[a]);
+        if constexpr (n_acc == 8) {   // (v0 + v2) + (v1 + v3) of the four 16-float vectors
+            for (int a = 0; a < 2; ++a)
+                acc[a] = _mm256_add_ps(_mm256_add_ps(acc[a], acc[a + 4]), _mm256_add_ps(acc[a + 2], acc[a + 6]));
+        }
+        out[i] = fold16_256(acc[0], acc[1]);
+    }
+}
+
+// 16 lanes, four rows at a time: each row's 16 lanes go to 8 (lo + hi) and 4 (the 128-bit
+// halves) in registers; a 4 x 4 transpose then puts lane k of the four rows in one register,
+// so the last steps, (l0 + l2) + (l1 + l3), are four rows' at once. Same sums as fold16.
+void dot16_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float * out) {
+    int64_t i = 0;
+    for (; i + 4 <= n_rows; i += 4) {
+        __m128 r[4];
+        for (int row = 0; row < 4; ++row) {
+            const float * ki = k + (i + row) * k_stride;
+            __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+            for (int64_t j = 0; j < d; j += 16) {
+                lo = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), _mm256_loadu_ps(ki + j), lo);
+                hi = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8), _mm256_loadu_ps(ki + j + 8), hi);
+            }
+            const __m256 a = _mm256_add_ps(lo, hi);
+            r[row] = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+        }
+        _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);   // r[k] = lane k of rows i..i+3
+        _mm_storeu_ps(out + i, _mm_add_ps(_mm_add_ps(r[0], r[2]), _mm_add_ps(r[1], r[3])));
+    }
+    if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, d, out + i);
+}
+
+void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, int n_lanes,
+                         float * out) {
+    if (n_lanes == 64) dot_lanes_rows_avx2_n<8>(q, k, k_stride, n_rows, d, out);
+    else dot16_rows4_avx2(q, k, k_stride, n_rows, d, out);
+}
+
+// Row by row, as the sums are defined: a lane's partial sums stay in L1 (n_lanes * d floats)
+// while v streams past once.
+void lane_axpy_avx2(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
+                    float * lanes) {
+    if (d % 8 != 0) {
+        lane_axpy_portable(p, v, v_stride, n_rows, d, n_lanes, lanes);
+        return;
+    }
+    for (int64_t i = 0; i < n_rows; ++i) {
+        float * lane = lanes + (i % n_lanes) * d;
+        const float * vi = v + i * v_stride;
+        const __m256 pi = _mm256_set1_ps(p[i]);
+        for (int64_t j = 0; j < d; j += 8)
+            _mm256_storeu_ps(lane + j, _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + j), _mm256_loadu_ps(lane + j)));
+    }
+}
+
 }  // namespace
 
 const f32_kernels & f32_kernels_avx2() {
-    static constexpr f32_kernels k{cpu::isa::avx2,  dot_avx2,  axpy_avx2,     scale_avx2,       exp_shifted_avx2,
-                                   silu_avx2,       swiglu_avx2, dot_rows_avx2, weighted_sum_avx2};
+    static constexpr f32_kernels k{cpu::isa::avx2,  dot_avx2,        axpy_avx2,      scale_avx2,
+                                   exp_shifted_avx2, silu_avx2,      swiglu_avx2,    dot_rows_avx2,
+                                   weighted_sum_avx2, exp_sum16_avx2, dot_lanes_rows_avx2, lane_axpy_avx2};
     return k;
 }
 

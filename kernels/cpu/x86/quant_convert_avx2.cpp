@@ -1,7 +1,8 @@
 // AVX2 row conversions (quantize_row / dequantize_row) for the activation and KV-cache types.
-// Every function here is bit-identical to the scalar reference, which the tests check; that
-// rules out shortcuts ggml's SIMD quantizers take (round-half-even instead of roundf, F16C's
-// NaN quieting), so ties and NaNs fall back to the exact rules below.
+// Every function here is bit-identical to the scalar reference, which the tests check. q8_0
+// follows ggml's CPU quantizer (127 / amax, ties to even), as llama.cpp quantizes activations
+// and its KV cache at run time; q8_1 keeps the reference rule (roundf), and F16C's NaN quieting
+// falls back to the exact rules below.
 #pragma GCC optimize("fp-contract=off")
 
 #include <cmath>
@@ -51,12 +52,15 @@ inline __m256i pack_i32_to_i8(__m256i a, __m256i b, __m256i c, __m256i d) {
 void quantize_row_q8_0(const float * src, void * dst, int64_t n) {
     auto * y = static_cast<block_q8_0 *>(dst);
     for (int64_t i = 0; i < n / k_qk8_0; ++i, src += k_qk8_0) {
-        const float d = abs_max(src, 32) / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float amax = abs_max(src, 32);
+        const float d = amax / 127.0f;
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
         y[i].d = fp32_to_fp16(d);
         const __m256 vid = _mm256_set1_ps(id);
         __m256i q[4];
-        for (int k = 0; k < 4; ++k) q[k] = round_away(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * k), vid));
+        for (int k = 0; k < 4; ++k)
+            q[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(src + 8 * k), vid),
+                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         _mm256_storeu_si256(reinterpret_cast<__m256i *>(y[i].qs), pack_i32_to_i8(q[0], q[1], q[2], q[3]));
     }
 }
