@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -6,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "kernels/attention.h"
+#include "kernels/ops_simd.h"
 #include "kernels/quant.h"
 
 namespace k = hearth::kernels;
@@ -177,7 +179,7 @@ TEST_CASE("attention: odd lengths, small heads, long decode split into segments"
 }
 
 TEST_CASE("attention gives bitwise the same result on 1, 2 and 3 threads", "[kernels][attention]") {
-    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::q8_0);
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::f16, tensor_type::q8_0);
     const int64_t n_tokens = GENERATE(1, 40);
     const int64_t head_dim = 64, n_head_kv = 2, n_head = 8;
     const auto n_kv = causal(n_tokens, 700);
@@ -222,4 +224,56 @@ TEST_CASE("attention with a single visible position returns that position's V", 
     const auto out = run_attention(c, q, 1, n_kv, 2, 0.25f, 2);
     for (int64_t h = 0; h < 2; ++h)
         for (int64_t i = 0; i < 16; ++i) REQUIRE(out[h * 16 + i] == c.v_deq[i]);
+}
+
+TEST_CASE("attention over an f16 cache follows llama.cpp's sums step by step, bit for bit", "[kernels][attention]") {
+    // The order attention.h promises, written out plainly: ggml's mul_mat (tinyBLAS's 16 lanes
+    // for a batch, ggml_vec_dot_f16's 64 for one token), soft_max and mul_mat again.
+    namespace simd = hearth::kernels::simd;
+    const int64_t n_tokens = GENERATE(1, 3);
+    const int64_t head_dim = 64, n_head_kv = 2, group = 3, n_head = n_head_kv * group, width = n_head_kv * head_dim;
+    const int32_t n_past = 150;
+    const auto n_kv = causal(n_tokens, n_past);
+    const auto c = make_cache(tensor_type::f16, n_past + n_tokens, n_head_kv, head_dim, 71);
+    const auto q = random_q(n_tokens, n_head, head_dim, 73);
+    const float scale = 0.125f;
+    const auto got = run_attention(c, q, n_tokens, n_kv, n_head, scale, 2);
+    const int n_lanes = n_tokens >= 2 ? 16 : 64;
+    const auto fold = [&](const float * lanes) {   // lanes: n_lanes partial sums
+        float v[16];
+        for (int l = 0; l < 16; ++l)
+            v[l] = n_lanes == 16 ? lanes[l] : (lanes[l] + lanes[l + 32]) + (lanes[l + 16] + lanes[l + 48]);
+        return simd::fold16(v);
+    };
+    for (int64_t t = 0; t < n_tokens; ++t)
+        for (int64_t h = 0; h < n_head; ++h) {
+            const int64_t g = h / group, n = n_kv[static_cast<size_t>(t)];
+            std::vector<float> w(static_cast<size_t>(n));
+            for (int64_t p = 0; p < n; ++p) {
+                float lanes[64] = {};
+                for (int64_t i = 0; i < head_dim; ++i)
+                    lanes[i % n_lanes] = std::fma(round_f16(q[(t * n_head + h) * head_dim + i]),
+                                                  c.k_deq[p * width + g * head_dim + i], lanes[i % n_lanes]);
+                w[static_cast<size_t>(p)] = fold(lanes) * scale;
+            }
+            float m = -INFINITY;
+            for (float x : w) m = std::max(m, x);
+            double sum = 0;
+            for (int64_t b = 0; b < n; b += 16) {
+                float block[16] = {};
+                for (int64_t p = b; p < std::min(n, b + 16); ++p) block[p - b] = w[p] = simd::exp_ggml(w[p] - m);
+                sum += simd::fold16(block);
+            }
+            const auto inv = static_cast<float>(1.0 / sum);
+            for (auto & x : w) x = round_f16(x * inv);
+            for (int64_t i = 0; i < head_dim; ++i) {
+                float lanes[64] = {};
+                for (int64_t p = 0; p < n; ++p)
+                    lanes[p % n_lanes] = std::fma(w[p], c.v_deq[p * width + g * head_dim + i], lanes[p % n_lanes]);
+                const float want = fold(lanes);
+                const float have = got[(t * n_head + h) * head_dim + i];
+                INFO("t " << t << " h " << h << " i " << i << " got " << have << " want " << want);
+                REQUIRE(std::memcmp(&have, &want, sizeof want) == 0);
+            }
+        }
 }
