@@ -62,7 +62,10 @@ status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32
     const size_t n_vocab = static_cast<size_t>(hp.n_vocab);
     logits.resize(all_logits ? tokens.size() * n_vocab : n_vocab);
     for (size_t done = 0; done < tokens.size();) {
-        const int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch_, tokens.size() - done));
+        int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch_, tokens.size() - done));
+        // Never leave a last batch of one token: that one would be summed in the one-token
+        // order (attention.h), and a prompt's result would depend on how it was cut.
+        if (tokens.size() - done - n == 1 && n > 2) --n;
         const bool last_batch = done + n == tokens.size();
         float * out = all_logits ? logits.data() + done * n_vocab : (last_batch ? logits.data() : nullptr);
         eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits);

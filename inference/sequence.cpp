@@ -71,9 +71,12 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
 
     size_t common = 0;
     if (opts.reuse) {
-        common = common_prefix(seq.tokens, prompt);
-        if (common == prompt.size()) --common;  // re-evaluate the last token for its logits
+        common = std::min(common_prefix(seq.tokens, prompt), static_cast<size_t>(seq.n_batch_rows));
+        // Re-evaluate the last token for its logits, with the one before it for company: a batch
+        // of one sums attention in the one-token order, which a cold evaluation never uses.
+        common = std::min(common, prompt.size() >= 2 ? prompt.size() - 2 : size_t{0});
     }
+    seq.n_batch_rows = std::min(seq.n_batch_rows, static_cast<int32_t>(common));
     std::vector<token_chunk> chunks;
     if (opts.reuse && opts.chunk_min > 0) chunks = find_chunks(seq.tokens, prompt, common, opts.chunk_min);
 
@@ -90,6 +93,7 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
         }
         seq.tokens.insert(seq.tokens.end(), rest.begin(), rest.end());
         st.n_evaluated = static_cast<int32_t>(rest.size());
+        if (rest.size() >= 2) seq.n_batch_rows = n_prompt;
     } else {
         seq.cache.reserve(n_prompt);
         std::vector<kv_move> moves;
@@ -122,6 +126,7 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
             seq.clear();
             return s.error();
         }
+        seq.n_batch_rows = n_prompt;   // moved chunks are an approximation already (see above)
     }
     st.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return st;

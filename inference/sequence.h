@@ -21,9 +21,14 @@ namespace hearth::inference {
 struct sequence {
     kv_cache cache;
     std::vector<token_id> tokens;   // tokens[i] is the token whose K/V sit at position i
+    // The leading positions whose K/V a prefill computed in a batch of two or more tokens. A
+    // decode step computes its token alone, which sums attention in llama.cpp's one-token order
+    // (attention.h): prefill re-evaluates such positions, so that what it leaves is bit for bit
+    // what a cold evaluation of the prompt gives.
+    int32_t n_batch_rows = 0;
 
     explicit sequence(kv_cache c) : cache(std::move(c)) {}
-    void clear() { cache.clear(); tokens.clear(); }
+    void clear() { cache.clear(); tokens.clear(); n_batch_rows = 0; }
 };
 
 struct prefill_options {
@@ -58,7 +63,9 @@ std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::
                                      int32_t chunk_min);
 
 // Makes the sequence hold exactly `prompt` and leaves the logits of its last token in
-// `logits`. At least the last prompt token is always evaluated (its logits are needed).
+// `logits`. At least the last two prompt tokens are always evaluated, as one batch (the last
+// one's logits are needed, and a lone token would be summed in the one-token order), and
+// positions computed by decode steps are never kept (see sequence::n_batch_rows).
 // With reuse off, the cache is cleared first (a cold evaluation). On an error the sequence
 // is left empty or holding a prefix of the prompt, never inconsistent.
 result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,

@@ -127,9 +127,10 @@ int slot_store::prune(uint64_t max_bytes) const {
 
 status slot_store::save(const std::string & key, const sequence & seq) {
     const kv_cache & c = seq.cache;
-    const int32_t n = c.n_pos();
-    if (static_cast<size_t>(n) != seq.tokens.size())
-        return fail("slot store: the sequence holds ", seq.tokens.size(), " tokens but ", n, " cache positions");
+    if (static_cast<size_t>(c.n_pos()) != seq.tokens.size())
+        return fail("slot store: the sequence holds ", seq.tokens.size(), " tokens but ", c.n_pos(), " cache positions");
+    // Only what prefill computed: decode steps' positions would be re-evaluated anyway.
+    const int32_t n = std::min(seq.n_batch_rows, c.n_pos());
     writer w;
     w.bytes(k_magic, sizeof k_magic);
     w.put<uint32_t>(k_version);
@@ -141,7 +142,7 @@ status slot_store::save(const std::string & key, const sequence & seq) {
     w.put<uint32_t>(static_cast<uint32_t>(key.size()));
     w.bytes(key.data(), key.size());
     w.put<uint32_t>(static_cast<uint32_t>(n));
-    w.bytes(seq.tokens.data(), seq.tokens.size() * sizeof(token_id));
+    w.bytes(seq.tokens.data(), static_cast<size_t>(n) * sizeof(token_id));
     const size_t layer_bytes = static_cast<size_t>(n) * c.row_bytes();
     for (int32_t il = 0; il < c.n_layer(); ++il) {
         w.bytes(c.k_data(il), layer_bytes);
@@ -220,6 +221,7 @@ result<bool> slot_store::load(const std::string & key, sequence & seq, int32_t m
     seq.cache.set_n_pos(keep);
     tokens.resize(static_cast<size_t>(keep));
     seq.tokens = std::move(tokens);
+    seq.n_batch_rows = keep;   // save() writes prefill positions only
     return true;
 }
 

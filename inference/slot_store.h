@@ -43,7 +43,7 @@ public:
     const std::string & dir() const { return dir_; }
     std::string path_for(const std::string & key) const;
 
-    // Writes the sequence's valid positions (n_pos, with their tokens) for `key`.
+    // Writes the positions a prefill computed (sequence::n_batch_rows, with their tokens) for `key`.
     status save(const std::string & key, const sequence & seq);
     // Whether a file for `key` exists.
     bool has(const std::string & key) const;

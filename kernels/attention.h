@@ -6,7 +6,8 @@
 // attention, operation for operation, so the output is its bit for bit (attention.cpp): the
 // queries and the softmax weights rounded to f16 as ggml converts them, its sums in its order
 // and its exp. As in llama.cpp, a batch of one token sums in another order than a batch of two
-// or more (float rounding apart).
+// or more (float rounding apart): decode steps are llama.cpp's decode steps, and prefill never
+// evaluates a lone token of a longer prompt (sequence.h), so that it stays batch-invariant.
 // Every other cache is softmaxed online, a chunk of positions at a time (running max and sum),
 // so no score matrix is stored; queries stay f32 and K/V slices are dequantized to f32 once per
 // chunk for every query head of the group and every token of a block, all in f32.

@@ -211,12 +211,12 @@ TEST_CASE("hearth daemon: KV slots persist across a restart; a corrupted slot fi
     CHECK(cold.at("lastCachedTokens").as_int64() == 0);
     const auto files = slot_files(dir + "/slots");
     REQUIRE(files.size() == 1);
-    // Restarted: the same document starts from the file; only the last prompt token is
-    // evaluated again (its logits are needed), the rest comes from disk. Closing the document
-    // writes the slot again.
+    // Restarted: the same document starts from the file; only the last two prompt tokens are
+    // evaluated again (the last one's logits are needed; sequence.h), the rest comes from disk.
+    // Closing the document writes the slot again.
     auto warm = complete_in_fresh_daemon(dir, text, true);
     CHECK(warm.at("lastPromptTokens").as_int64() == cold.at("lastPromptTokens").as_int64());
-    CHECK(warm.at("lastCachedTokens").as_int64() == warm.at("lastPromptTokens").as_int64() - 1);
+    CHECK(warm.at("lastCachedTokens").as_int64() == warm.at("lastPromptTokens").as_int64() - 2);
     REQUIRE(slot_files(dir + "/slots").size() == 1);
 
     // A torn file (cut in half): refused with a warning, removed, and the completion runs cold.

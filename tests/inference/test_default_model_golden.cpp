@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -107,4 +108,49 @@ TEST_CASE("default model: greedy tokens identical to llama.cpp's with an f16 cac
     WARN("q8_0 cache: " << q8.n_identical << "/" << q8.n_prompts << " greedy continuations identical; max |dlogit| "
                         << q8.max_top_diff << (q8.first_mismatch.empty() ? "" : "; first mismatch: ") << q8.first_mismatch);
     CHECK(q8.n_identical >= 1);
+}
+
+TEST_CASE("default model: prefix reuse after decode steps gives bitwise a cold evaluation's logits (f16 cache)",
+          "[inference][golden][default-model]") {
+    // The real model takes the f16 attention path that sums a lone token in llama.cpp's
+    // one-token order: prefill must never keep positions a decode step computed, nor evaluate a
+    // lone token of a longer prompt (sequence.h), or this would differ in the last bits.
+    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
+    if (!path || !*path) {
+        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
+        return;
+    }
+    auto tm = load_test_model(path);
+    kernels::thread_pool pool(2);
+    engine eng(tm.mdl, pool, 512);
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    const auto prompt = json_ids(golden.at("results").as_array()[0].at("prompt_tokens"));
+    REQUIRE(prompt.size() > 100);
+
+    sequence warm(eng.make_cache(kernels::tensor_type::f16, 1024));
+    std::vector<float> logits;
+    REQUIRE(prefill(eng, warm, prompt, logits).has_value());
+    auto edited = prompt;
+    for (int i = 0; i < 4; ++i) {   // a completion leaves its tokens behind; the user accepts them
+        edited.push_back(sampler::argmax(logits));
+        REQUIRE(decode_one(eng, warm, edited.back(), logits).has_value());
+    }
+    edited.push_back(198);   // and types a newline
+    const auto st = prefill(eng, warm, edited, logits);
+    REQUIRE(st.has_value());
+    CHECK(st->n_reused == static_cast<int32_t>(prompt.size()));
+
+    sequence cold(eng.make_cache(kernels::tensor_type::f16, 1024));
+    std::vector<float> cold_logits;
+    REQUIRE(prefill(eng, cold, edited, cold_logits, /*reuse=*/false).has_value());
+    REQUIRE(logits.size() == cold_logits.size());
+    CHECK(std::memcmp(logits.data(), cold_logits.data(), logits.size() * sizeof(float)) == 0);
+
+    // The same prompt again: the last two tokens are evaluated again, and give the same bits.
+    std::vector<float> again;
+    const auto st2 = prefill(eng, warm, edited, again);
+    REQUIRE(st2.has_value());
+    CHECK(st2->n_evaluated == 2);
+    CHECK(std::memcmp(again.data(), cold_logits.data(), again.size() * sizeof(float)) == 0);
 }

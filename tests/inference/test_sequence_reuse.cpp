@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string_view>
 
 #include "inference/engine.h"
 #include "tests/inference/tiny_engine.h"
@@ -69,7 +70,7 @@ TEST_CASE("prefix reuse gives bitwise the logits and greedy tokens of a cold eva
     REQUIRE(decode_one(*t.eng, warm, 5, logits).has_value());
     auto st = prefill(*t.eng, warm, after, logits);
     REQUIRE(st.has_value());
-    CHECK(st->n_reused == static_cast<int32_t>(std::min(e.at, after.size() - 1)));
+    CHECK(st->n_reused == static_cast<int32_t>(std::min(e.at, after.size() - 2)));   // at least two evaluated
     CHECK(st->n_reused + st->n_evaluated == static_cast<int32_t>(after.size()));
     CHECK(warm.tokens == after);
     CHECK(warm.cache.n_pos() == static_cast<int32_t>(after.size()));
@@ -84,7 +85,7 @@ TEST_CASE("prefix reuse gives bitwise the logits and greedy tokens of a cold eva
     CHECK(greedy(*t.eng, warm, logits, 12) == greedy(*t.eng, cold, cold_logits, 12));
 }
 
-TEST_CASE("prefill with reuse off evaluates everything; an unchanged prompt re-evaluates only its last token",
+TEST_CASE("prefill with reuse off evaluates everything; an unchanged prompt re-evaluates its last two tokens",
           "[inference][sequence]") {
     auto & t = tiny_model(64);
     const auto p = random_tokens(100, 3, t.mdl.hp().n_vocab);
@@ -93,13 +94,52 @@ TEST_CASE("prefill with reuse off evaluates everything; an unchanged prompt re-e
     REQUIRE(prefill(*t.eng, seq, p, a).has_value());
     auto again = prefill(*t.eng, seq, p, b);
     REQUIRE(again.has_value());
-    CHECK(again->n_reused == 99);
-    CHECK(again->n_evaluated == 1);
+    CHECK(again->n_reused == 98);
+    CHECK(again->n_evaluated == 2);
     CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
     auto cold = prefill(*t.eng, seq, p, b, /*reuse=*/false);
     REQUIRE(cold.has_value());
     CHECK(cold->n_reused == 0);
     CHECK(cold->n_evaluated == 100);
+    CHECK(seq.n_batch_rows == 100);
+}
+
+TEST_CASE("prefill re-evaluates positions that decode steps computed", "[inference][sequence]") {
+    // A decode step sums attention in llama.cpp's one-token order; a cold evaluation of the
+    // same text would not, so those positions are not kept.
+    auto & t = tiny_model(64);
+    const auto p = random_tokens(50, 5, t.mdl.hp().n_vocab);
+    sequence seq(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, seq, p, logits).has_value());
+    auto longer = p;
+    for (int i = 0; i < 6; ++i) {
+        longer.push_back(sampler::argmax(logits));
+        REQUIRE(decode_one(*t.eng, seq, longer.back(), logits).has_value());
+    }
+    CHECK(seq.n_batch_rows == 50);
+    longer.push_back(7);
+    auto st = prefill(*t.eng, seq, longer, logits);
+    REQUIRE(st.has_value());
+    CHECK(st->n_reused == 50);
+    CHECK(st->n_evaluated == 7);
+    CHECK(seq.n_batch_rows == 57);
+}
+
+TEST_CASE("eval never leaves a lone token in a batch of its own", "[inference][engine]") {
+    // 65 tokens with a batch of 64: 63 + 2, not 64 + 1 (a lone token sums in the one-token
+    // order). Observed through the engine's observer: the batch sizes it reports.
+    auto & t = tiny_model(64);
+    const auto p = random_tokens(65, 9, t.mdl.hp().n_vocab);
+    std::vector<int32_t> sizes;
+    t.eng->set_observer([&](std::string_view name, int32_t layer, float *, int32_t n_rows, int32_t) {
+        if (layer == 0 && name == "attn_norm") sizes.push_back(n_rows);
+    });
+    sequence seq(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, seq, p, logits).has_value());
+    t.eng->set_observer({});
+    CHECK(sizes == std::vector<int32_t>{63, 2});
 }
 
 TEST_CASE("prefill refuses an empty prompt, one longer than the context, and a token outside the vocabulary",
