@@ -127,7 +127,9 @@ void run_task(const matmul_plan & p, int64_t task) {
     const int64_t nr = std::min(p.rows_per_block, p.n_rows - r0);
     const int64_t t1 = std::min(t0 + p.tokens_per_block, p.n_tokens);
     const std::byte * rows = p.w_data + static_cast<size_t>(r0) * p.w_stride;
-    if (t1 - t0 == 1) {
+    // A slice of one token of a bigger batch still takes the tile: some tiles sum in a batch
+    // order that the one-token kernels do not (dispatch.h, tile_batch_order).
+    if (p.n_tokens == 1) {
         vec_dot_rows(p.wt, p.n_cols, rows, p.w_stride, p.act.data + static_cast<size_t>(t0) * p.act.row_bytes,
                      p.y + t0 * p.n_rows + r0, nr);
     } else {

@@ -33,7 +33,10 @@ isa choose_isa(std::span<const isa> available, std::string_view cap);
 
 // --- quant formats -------------------------------------------------------------------------
 // n is the element count of a row (a multiple of the block size); pointers are whole rows.
-// vec_dot_rows and vec_dot_tile give, element for element, the bits vec_dot gives.
+// vec_dot_rows gives, element for element, the bits vec_dot gives, and so does vec_dot_tile
+// unless tile_batch_order is set: then the tile sums in the order llama.cpp uses for a batch
+// (x86 q4_K / q6_K: quant_ktiles_avx2.cpp), vec_dot in its one-token order, equal up to float
+// rounding. Either way a tile gives each token the same bits whatever the other tokens are.
 using dequantize_row_fn = void (*)(const void * src, float * dst, int64_t n);
 using quantize_row_fn = void (*)(const float * src, void * dst, int64_t n);
 using vec_dot_fn = float (*)(int64_t n, const void * w, const void * a);
@@ -54,6 +57,7 @@ struct quant_type_kernels {
     vec_dot_rows_fn vec_dot_rows = nullptr;   // set wherever vec_dot is
     vec_dot_tile_fn vec_dot_tile = nullptr;   // set wherever vec_dot is
     tensor_type vec_dot_type = tensor_type::f32;
+    bool tile_batch_order = false;            // see above
 };
 
 inline constexpr size_t k_n_tensor_types = 40;

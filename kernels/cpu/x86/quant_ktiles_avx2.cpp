@@ -1,7 +1,9 @@
-// AVX2 q4_K and q6_K dot products as tiles: one weight row against T q8_K activation rows
-// (T = 1 is vec_dot). The weight super-block is unpacked once and used for every token; all
-// per-block integer sums are exact, and each (row, token) pair runs the same f32 operations
-// whatever T is, so every tile shape gives the bits vec_dot gives.
+// AVX2 q4_K and q6_K dot products as tiles: one weight row against T q8_K activation rows.
+// The weight super-block is unpacked once and used for every token; all integer sums are
+// exact, and the f32 steps are llama.cpp's (below): vec_dot and the matvec take its one-token
+// order, tiles (a batch) its batch order. Each (row, token) pair of a tile runs the same f32
+// operations whatever T is, so every tile shape gives the same bits.
+#include <cmath>
 #include <cstring>
 
 #include "kernels/blocks.h"
@@ -48,15 +50,30 @@ inline float hsum128(__m128 v) {
     return _mm_cvtss_f32(v);
 }
 
-template <int T>
+// The exact int32 sum of 8 lanes.
+inline int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// llama.cpp's orders (ggml-cpu on x86), which its batch and its one-token products follow:
+//   q4_K, batch: per pair j of 32-element sub-blocks, the exact integers
+//     I_j = sc * sum(q4 q8) + sc' * sum(q4' q8') and M_j = m * bsum + m' * bsum', then
+//     acc = fma(float(I_j), d * d_a, acc), accm = fma(float(M_j), dmin * d_a, accm);
+//   q4_K, one token: the same with I and M summed over the 256-block first;
+//   result acc - accm.
+//   q6_K, batch: acc = fma(float(sum over the block) * d, d_a, acc);
+//   q6_K, one token: 8 f32 lanes by fma of (d_a * d) and the block's int32 lanes, summed last.
+// (llama.cpp multiplies a batch of 2-3 tokens, or the last n % 4 tokens of a batch, in its
+// one-token q4_K order, and fewer than 8 tokens in its one-token q6_K order; a batch here is
+// any batch, so that a token's result does not depend on the batch it is in.)
+template <int T, bool Batch>
 void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256 acc[T];
-    __m128 acc_m[T];
-    for (int t = 0; t < T; ++t) {
-        acc[t] = _mm256_setzero_ps();
-        acc_m[t] = _mm_setzero_ps();
-    }
+    float acc[T], acc_m[T];
+    for (int t = 0; t < T; ++t) acc[t] = acc_m[t] = 0.0f;
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const float dx = fp16(x[i].d);
         const float dmx = fp16(x[i].dmin);
@@ -65,10 +82,15 @@ void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stri
         const __m128i sc128 = _mm256_castsi256_si128(mins_and_scales);
         const __m256i scales = _mm256_set_m128i(sc128, sc128);
         const block_q8_K * y[T];
-        __m256i sumi[T];
+        alignas(16) int32_t m_pair[T][4];   // M_j
+        int32_t isum[T];
         for (int t = 0; t < T; ++t) {
             y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
-            sumi[t] = _mm256_setzero_si256();
+            // bsums of the 8 sub-blocks (pairs of the 16-element bsums), times the mins, by pairs.
+            const __m256i bsums = load256(y[t]->bsums);
+            const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
+            _mm_store_si128(reinterpret_cast<__m128i *>(m_pair[t]), _mm_madd_epi16(mins, q8s));
+            isum[t] = 0;
         }
         for (int j = 0; j < 4; ++j) {
             const __m256i bits = load256(x[i].qs + 32 * j);
@@ -79,27 +101,36 @@ void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stri
             for (int t = 0; t < T; ++t) {
                 const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, load256(y[t]->qs + 64 * j)));
                 const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, load256(y[t]->qs + 64 * j + 32)));
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(pl, ph));
+                const int32_t ip = hsum_i32(_mm256_add_epi32(pl, ph));
+                if constexpr (Batch) {
+                    acc[t] = std::fma(static_cast<float>(ip), dx * y[t]->d, acc[t]);
+                    acc_m[t] = std::fma(static_cast<float>(m_pair[t][j]), dmx * y[t]->d, acc_m[t]);
+                } else {
+                    isum[t] += ip;
+                }
             }
         }
-        for (int t = 0; t < T; ++t) {
-            // Mins: dmin * sum_j m_j * (sum of the 32 q8 of sub-block j), from the 16-element bsums.
-            const __m256i bsums = load256(y[t]->bsums);
-            const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-            const __m128i prod = _mm_madd_epi16(mins, q8s);
-            acc_m[t] = _mm_fmadd_ps(_mm_set1_ps(-y[t]->d * dmx), _mm_cvtepi32_ps(prod), acc_m[t]);
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        if constexpr (!Batch) {
+            for (int t = 0; t < T; ++t) {
+                const int32_t msum = m_pair[t][0] + m_pair[t][1] + m_pair[t][2] + m_pair[t][3];
+                acc[t] = std::fma(static_cast<float>(isum[t]), dx * y[t]->d, acc[t]);
+                acc_m[t] = std::fma(static_cast<float>(msum), dmx * y[t]->d, acc_m[t]);
+            }
         }
     }
-    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]) + hsum128(acc_m[t]);
+    for (int t = 0; t < T; ++t) out[t * out_stride] = acc[t] - acc_m[t];
 }
 
-template <int T>
+template <int T, bool Batch>
 void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i m2 = _mm256_set1_epi8(3);
     __m256 acc[T];
-    for (int t = 0; t < T; ++t) acc[t] = _mm256_setzero_ps();
+    float acc_batch[T];
+    for (int t = 0; t < T; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        acc_batch[t] = 0.0f;
+    }
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const float dx = fp16(x[i].d);
         const __m256i all_scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x[i].scales)));
@@ -139,9 +170,14 @@ void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stri
                 }
             }
         }
-        for (int t = 0; t < T; ++t) acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        for (int t = 0; t < T; ++t) {
+            if constexpr (Batch)
+                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t])) * dx, y[t]->d, acc_batch[t]);
+            else
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
     }
-    for (int t = 0; t < T; ++t) out[t * out_stride] = hsum(acc[t]);
+    for (int t = 0; t < T; ++t) out[t * out_stride] = Batch ? acc_batch[t] : hsum(acc[t]);
 }
 
 // Row by row; tokens in groups of four.
@@ -162,26 +198,27 @@ void tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const voi
     }
 }
 
+// Tiles are batches (matmul takes them for two or more tokens): llama.cpp's batch orders.
 template <int T>
 struct q4_K_kernel {
-    static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_tile<T>(n, x, a, s, out, os); }
+    static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_tile<T, true>(n, x, a, s, out, os); }
 };
 template <int T>
 struct q6_K_kernel {
-    static void run(int64_t n, const block_q6_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q6_K_tile<T>(n, x, a, s, out, os); }
+    static void run(int64_t n, const block_q6_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q6_K_tile<T, true>(n, x, a, s, out, os); }
 };
 
 }  // namespace
 
 float vec_dot_q4_K(int64_t n, const void * w, const void * a) {
     float out;
-    q4_K_tile<1>(n, static_cast<const block_q4_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+    q4_K_tile<1, false>(n, static_cast<const block_q4_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
     return out;
 }
 
 float vec_dot_q6_K(int64_t n, const void * w, const void * a) {
     float out;
-    q6_K_tile<1>(n, static_cast<const block_q6_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+    q6_K_tile<1, false>(n, static_cast<const block_q6_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
     return out;
 }
 
