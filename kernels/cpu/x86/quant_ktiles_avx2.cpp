@@ -83,14 +83,14 @@ void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stri
         const __m256i scales = _mm256_set_m128i(sc128, sc128);
         const block_q8_K * y[T];
         alignas(16) int32_t m_pair[T][4];   // M_j
-        int32_t isum[T];
+        __m256i isum[T];                     // one-token order: the lanes of sum_j I_j
         for (int t = 0; t < T; ++t) {
             y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
             // bsums of the 8 sub-blocks (pairs of the 16-element bsums), times the mins, by pairs.
             const __m256i bsums = load256(y[t]->bsums);
             const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
             _mm_store_si128(reinterpret_cast<__m128i *>(m_pair[t]), _mm_madd_epi16(mins, q8s));
-            isum[t] = 0;
+            isum[t] = _mm256_setzero_si256();
         }
         for (int j = 0; j < 4; ++j) {
             const __m256i bits = load256(x[i].qs + 32 * j);
@@ -101,19 +101,19 @@ void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stri
             for (int t = 0; t < T; ++t) {
                 const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, load256(y[t]->qs + 64 * j)));
                 const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, load256(y[t]->qs + 64 * j + 32)));
-                const int32_t ip = hsum_i32(_mm256_add_epi32(pl, ph));
                 if constexpr (Batch) {
+                    const int32_t ip = hsum_i32(_mm256_add_epi32(pl, ph));
                     acc[t] = std::fma(static_cast<float>(ip), dx * y[t]->d, acc[t]);
                     acc_m[t] = std::fma(static_cast<float>(m_pair[t][j]), dmx * y[t]->d, acc_m[t]);
                 } else {
-                    isum[t] += ip;
+                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(pl, ph));   // integers: any order
                 }
             }
         }
         if constexpr (!Batch) {
             for (int t = 0; t < T; ++t) {
                 const int32_t msum = m_pair[t][0] + m_pair[t][1] + m_pair[t][2] + m_pair[t][3];
-                acc[t] = std::fma(static_cast<float>(isum[t]), dx * y[t]->d, acc[t]);
+                acc[t] = std::fma(static_cast<float>(hsum_i32(isum[t])), dx * y[t]->d, acc[t]);
                 acc_m[t] = std::fma(static_cast<float>(msum), dmx * y[t]->d, acc_m[t]);
             }
         }
