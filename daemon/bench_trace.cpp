@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/bench_stats.h"
 #include "daemon/edit_trace.h"
 #include "daemon/model_path.h"
 #include "daemon/trace_replay.h"
@@ -14,15 +15,6 @@
 
 namespace hearth::daemon {
 namespace {
-
-double percentile(std::vector<double> v, double p) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const double idx = p * static_cast<double>(v.size() - 1);
-    const auto lo = static_cast<size_t>(idx);
-    const size_t hi = std::min(lo + 1, v.size() - 1);
-    return v[lo] + (v[hi] - v[lo]) * (idx - static_cast<double>(lo));
-}
 
 struct ttft_summary {
     double median = 0, p90 = 0;

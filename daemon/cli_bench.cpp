@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/bench_stats.h"
 #include "daemon/bench_trace.h"
 #include "daemon/cli_commands.h"
 #include "daemon/model_path.h"
@@ -151,13 +152,6 @@ struct bench_row {
     double share_of_limit = 0;
 };
 
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
 std::vector<inference::token_id> random_tokens(int n, int32_t n_vocab, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_int_distribution<int32_t> pick(0, n_vocab - 1);
@@ -262,7 +256,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                             v.push_back(fn(eng, *ct, n, 100 + r));
                             if (limit > 0) shares.push_back(v.back() / limit);
                         }
-                        rows.push_back({name + std::to_string(n), nt, ct_name, busy, mean_sd(v), median(shares)});
+                        rows.push_back({name + std::to_string(n), nt, ct_name, busy, mean_sd(v), percentile(shares, 0.5)});
                         if (!f->json) {
                             std::printf("%-6s threads %d  cache %-4s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
                                         ct_name.c_str(), busy ? "busy-neighbour" : "idle          ", rows.back().tps.mean, rows.back().tps.sd);
@@ -276,7 +270,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                 }
             }
         }
-        const double bw = median(bws);
+        const double bw = percentile(bws, 0.5);
         const double bw_min = *std::min_element(bws.begin(), bws.end());
         const double bw_max = *std::max_element(bws.begin(), bws.end());
         const double tg_limit = bw * 1e9 / static_cast<double>(bytes_per_token);
