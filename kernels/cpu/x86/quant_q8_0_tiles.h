@@ -1,8 +1,9 @@
 // The signed 32-element block kernels against q8_0 activations (q8_0, iq4_nl; q4_0 and q5_0
 // are in quant_unsigned.h), as templates over how a block's weights are loaded (L) and how
 // |x| . (y signed like x) is summed into 8 int32 lanes (D): the AVX2 files use maddubs + madd,
-// the AVX-512 VNNI ones vpdpbusd. Both give the same int32 lanes (no product pair reaches the int16 limit: |x| <= 128,
-// |y| <= 127), and the float steps are the same, so every variant is bit-identical.
+// the AVX-512 VNNI ones vpdpbusd. Both give the same int32 lanes (no product pair reaches the
+// int16 limit: |x| <= 128, |y| <= 127), and the float steps are the same, so every variant is
+// bit-identical.
 // Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
 // Thread-safety: pure functions.
 #pragma once

@@ -81,6 +81,34 @@ void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
         for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
 }
 
+// One block's offset lanes (see offset_lanes) as an element of a std::vector.
+struct offset_block {
+    __m256i v;
+};
+
+// N consecutive weight rows (from w, `stride` apart) against one activation row whose offset
+// lanes and scales are precomputed: out[0..N), each row with its own f32 accumulation chain.
+template <class L, class D, int N>
+void unsigned_rows_step(int64_t nb, const uint8_t * w, size_t stride, size_t row_bytes, const block_q8_0 * y,
+                        const offset_block * start, const float * dy, float * out) {
+    using block = typename L::block;
+    prefetch_rows(w + k_prefetch_ahead, stride, N, row_bytes);
+    const block * x[N];
+    __m256 acc[N];
+    for (int k = 0; k < N; ++k) {
+        x[k] = reinterpret_cast<const block *>(w + k * stride);
+        acc[k] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < nb; ++i) {
+        const __m256i yq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
+        for (int k = 0; k < N; ++k) {
+            const __m256i s = D::dot(start[i].v, L::load(x[k][i]), yq);
+            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[k][i].d) * dy[i]), _mm256_cvtepi32_ps(s), acc[k]);
+        }
+    }
+    for (int k = 0; k < N; ++k) out[k] = hsum(acc[k]);
+}
+
 // Matvec: one activation row against many weight rows, so each block's offset lanes are worked
 // out once for the call, not once per row. Two rows at a time (two accumulation chains instead
 // of one waiting on its FMA latency), with the rows 4 KB on prefetched explicitly: two
@@ -88,13 +116,9 @@ void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
 // one row at a time, 6.5 two rows, 19.0 two rows with the prefetches).
 template <class L, class D>
 void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    using block = typename L::block;
     const int64_t nb = n / 32;
     const auto * y = static_cast<const block_q8_0 *>(a);
-    struct lanes {
-        __m256i v;
-    };
-    thread_local std::vector<lanes> start;
+    thread_local std::vector<offset_block> start;
     thread_local std::vector<float> dy;
     if (start.size() < static_cast<size_t>(nb)) {
         start.resize(static_cast<size_t>(nb));
@@ -104,34 +128,12 @@ void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, flo
         start[i].v = offset_lanes<L, D>(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs)));
         dy[i] = fp16(y[i].d);
     }
-    const size_t row_bytes = static_cast<size_t>(nb) * sizeof(block);
+    const auto * wb = static_cast<const uint8_t *>(w);
+    const size_t row_bytes = static_cast<size_t>(nb) * sizeof(typename L::block);
     int64_t r = 0;
-    for (; r + 2 <= n_rows; r += 2) {
-        const auto * x0 = reinterpret_cast<const block *>(static_cast<const uint8_t *>(w) + r * stride);
-        const auto * x1 = reinterpret_cast<const block *>(static_cast<const uint8_t *>(w) + (r + 1) * stride);
-        prefetch_rows(reinterpret_cast<const uint8_t *>(x0) + k_prefetch_ahead, stride, 2, row_bytes);
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        for (int64_t i = 0; i < nb; ++i) {
-            const __m256i yq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
-            const __m256i s0 = D::dot(start[i].v, L::load(x0[i]), yq);
-            const __m256i s1 = D::dot(start[i].v, L::load(x1[i]), yq);
-            acc0 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x0[i].d) * dy[i]), _mm256_cvtepi32_ps(s0), acc0);
-            acc1 = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x1[i].d) * dy[i]), _mm256_cvtepi32_ps(s1), acc1);
-        }
-        out[r] = hsum(acc0);
-        out[r + 1] = hsum(acc1);
-    }
-    for (; r < n_rows; ++r) {
-        const auto * x = reinterpret_cast<const block *>(static_cast<const uint8_t *>(w) + r * stride);
-        prefetch_rows(reinterpret_cast<const uint8_t *>(x) + k_prefetch_ahead, stride, 1, row_bytes);
-        __m256 acc = _mm256_setzero_ps();
-        for (int64_t i = 0; i < nb; ++i) {
-            const __m256i yq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
-            const __m256i s = D::dot(start[i].v, L::load(x[i]), yq);
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(fp16(x[i].d) * dy[i]), _mm256_cvtepi32_ps(s), acc);
-        }
-        out[r] = hsum(acc);
-    }
+    for (; r + 2 <= n_rows; r += 2)
+        unsigned_rows_step<L, D, 2>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+    if (r < n_rows) unsigned_rows_step<L, D, 1>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
 }
 
 template <class L, class D, int R>
