@@ -58,6 +58,12 @@ inline int32_t hsum_i32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+// [sum of v0's lanes, ..., sum of v3's lanes], exact.
+inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
 // llama.cpp's orders (ggml-cpu on x86), which its batch and its one-token products follow:
 //   q4_K, batch: per pair j of 32-element sub-blocks, the exact integers
 //     I_j = sc * sum(q4 q8) + sc' * sum(q4' q8') and M_j = m * bsum + m' * bsum', then
@@ -69,56 +75,89 @@ inline int32_t hsum_i32(__m256i v) {
 // (llama.cpp multiplies a batch of 2-3 tokens, or the last n % 4 tokens of a batch, in its
 // one-token q4_K order, and fewer than 8 tokens in its one-token q6_K order; a batch here is
 // any batch, so that a token's result does not depend on the batch it is in.)
-template <int T, bool Batch>
-void q4_K_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    float acc[T], acc_m[T];
-    for (int t = 0; t < T; ++t) acc[t] = acc_m[t] = 0.0f;
-    for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const float dx = fp16(x[i].d);
-        const float dmx = fp16(x[i].dmin);
-        const __m256i mins_and_scales = _mm256_cvtepu8_epi16(k4_scales_mins(x[i].scales));
-        const __m128i mins = _mm256_extracti128_si256(mins_and_scales, 1);
+// The scales and mins of a q4_K block as 16-bit lanes: scales duplicated in both 128-bit halves
+// (for broadcast_i16), mins in a 128-bit register.
+struct q4_K_scales {
+    __m256i scales;
+    __m128i mins;
+    explicit q4_K_scales(const block_q4_K & b) {
+        const __m256i mins_and_scales = _mm256_cvtepu8_epi16(k4_scales_mins(b.scales));
         const __m128i sc128 = _mm256_castsi256_si128(mins_and_scales);
-        const __m256i scales = _mm256_set_m128i(sc128, sc128);
-        const block_q8_K * y[T];
-        alignas(16) int32_t m_pair[T][4];   // M_j
-        __m256i isum[T];                     // one-token order: the lanes of sum_j I_j
-        for (int t = 0; t < T; ++t) {
-            y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
-            // bsums of the 8 sub-blocks (pairs of the 16-element bsums), times the mins, by pairs.
-            const __m256i bsums = load256(y[t]->bsums);
-            const __m128i q8s = _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1));
-            _mm_store_si128(reinterpret_cast<__m128i *>(m_pair[t]), _mm_madd_epi16(mins, q8s));
-            isum[t] = _mm256_setzero_si256();
-        }
+        scales = _mm256_set_m128i(sc128, sc128);
+        mins = _mm256_extracti128_si256(mins_and_scales, 1);
+    }
+};
+
+// M_j of one activation block for the pairs j = 0..3: the mins times the pairs' bsums.
+inline __m128i q4_K_min_pairs(__m128i mins, const block_q8_K & y) {
+    const __m256i bsums = load256(y.bsums);
+    return _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1)));
+}
+
+// The 8 int32 lanes of I_j (pair j of sub-blocks) for one activation block.
+inline __m256i q4_K_pair_lanes(__m256i lo, __m256i hi, __m256i sl, __m256i sh, const block_q8_K & y, int j) {
+    const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, load256(y.qs + 64 * j)));
+    const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, load256(y.qs + 64 * j + 32)));
+    return _mm256_add_epi32(pl, ph);
+}
+
+// One token, llama.cpp's one-token order.
+float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    float acc = 0.0f, acc_m = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const q4_K_scales sm(x[i]);
+        alignas(16) int32_t m_pair[4];
+        _mm_store_si128(reinterpret_cast<__m128i *>(m_pair), q4_K_min_pairs(sm.mins, y[i]));
+        __m256i isum = _mm256_setzero_si256();
         for (int j = 0; j < 4; ++j) {
             const __m256i bits = load256(x[i].qs + 32 * j);
             const __m256i lo = _mm256_and_si256(bits, m4);
             const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            const __m256i sl = broadcast_i16(scales, 2 * j);
-            const __m256i sh = broadcast_i16(scales, 2 * j + 1);
-            for (int t = 0; t < T; ++t) {
-                const __m256i pl = _mm256_madd_epi16(sl, _mm256_maddubs_epi16(lo, load256(y[t]->qs + 64 * j)));
-                const __m256i ph = _mm256_madd_epi16(sh, _mm256_maddubs_epi16(hi, load256(y[t]->qs + 64 * j + 32)));
-                if constexpr (Batch) {
-                    const int32_t ip = hsum_i32(_mm256_add_epi32(pl, ph));
-                    acc[t] = std::fma(static_cast<float>(ip), dx * y[t]->d, acc[t]);
-                    acc_m[t] = std::fma(static_cast<float>(m_pair[t][j]), dmx * y[t]->d, acc_m[t]);
-                } else {
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_add_epi32(pl, ph));   // integers: any order
-                }
-            }
+            // integers: any order
+            isum = _mm256_add_epi32(isum, q4_K_pair_lanes(lo, hi, broadcast_i16(sm.scales, 2 * j), broadcast_i16(sm.scales, 2 * j + 1), y[i], j));
         }
-        if constexpr (!Batch) {
-            for (int t = 0; t < T; ++t) {
-                const int32_t msum = m_pair[t][0] + m_pair[t][1] + m_pair[t][2] + m_pair[t][3];
-                acc[t] = std::fma(static_cast<float>(hsum_i32(isum[t])), dx * y[t]->d, acc[t]);
-                acc_m[t] = std::fma(static_cast<float>(msum), dmx * y[t]->d, acc_m[t]);
-            }
+        const int32_t msum = m_pair[0] + m_pair[1] + m_pair[2] + m_pair[3];
+        acc = std::fma(static_cast<float>(hsum_i32(isum)), fp16(x[i].d) * y[i].d, acc);
+        acc_m = std::fma(static_cast<float>(msum), fp16(x[i].dmin) * y[i].d, acc_m);
+    }
+    return acc - acc_m;
+}
+
+// T <= 4 tokens in the batch order, one f32 lane per token (lanes past T repeat token 0 and
+// are dropped): the per-pair sums of all four tokens reduced together and one vector fma per
+// pair, where a scalar reduction and fma per token and pair had cost half the tile's time.
+template <int T>
+void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m128 acc = _mm_setzero_ps(), acc_m = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const q4_K_scales sm(x[i]);
+        const block_q8_K * y[4];
+        __m128 m_pair[4];   // per token: M_0..M_3 (int32 bits)
+        for (int t = 0; t < 4; ++t) {
+            y[t] = reinterpret_cast<const block_q8_K *>(a + (t < T ? t : 0) * a_stride) + i;
+            m_pair[t] = _mm_castsi128_ps(q4_K_min_pairs(sm.mins, *y[t]));
+        }
+        _MM_TRANSPOSE4_PS(m_pair[0], m_pair[1], m_pair[2], m_pair[3]);   // now per pair: the 4 tokens
+        const __m128 dy = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
+        const __m128 d = _mm_mul_ps(_mm_set1_ps(fp16(x[i].d)), dy);
+        const __m128 dmin = _mm_mul_ps(_mm_set1_ps(fp16(x[i].dmin)), dy);
+        for (int j = 0; j < 4; ++j) {
+            const __m256i bits = load256(x[i].qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(bits, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+            const __m256i sl = broadcast_i16(sm.scales, 2 * j);
+            const __m256i sh = broadcast_i16(sm.scales, 2 * j + 1);
+            __m256i v[4];
+            for (int t = 0; t < 4; ++t) v[t] = q4_K_pair_lanes(lo, hi, sl, sh, *y[t], j);
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(v[0], v[1], v[2], v[3])), d, acc);
+            acc_m = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(m_pair[j])), dmin, acc_m);
         }
     }
-    for (int t = 0; t < T; ++t) out[t * out_stride] = acc[t] - acc_m[t];
+    alignas(16) float r[4];
+    _mm_store_ps(r, _mm_sub_ps(acc, acc_m));
+    for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
 }
 
 template <int T, bool Batch>
@@ -201,7 +240,7 @@ void tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const voi
 // Tiles are batches (matmul takes them for two or more tokens): llama.cpp's batch orders.
 template <int T>
 struct q4_K_kernel {
-    static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_tile<T, true>(n, x, a, s, out, os); }
+    static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_batch_tile<T>(n, x, a, s, out, os); }
 };
 template <int T>
 struct q6_K_kernel {
@@ -211,9 +250,7 @@ struct q6_K_kernel {
 }  // namespace
 
 float vec_dot_q4_K(int64_t n, const void * w, const void * a) {
-    float out;
-    q4_K_tile<1, false>(n, static_cast<const block_q4_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
-    return out;
+    return q4_K_one_token(n, static_cast<const block_q4_K *>(w), static_cast<const block_q8_K *>(a));
 }
 
 float vec_dot_q6_K(int64_t n, const void * w, const void * a) {
