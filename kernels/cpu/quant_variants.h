@@ -13,6 +13,7 @@ void add_quant_kernels_scalar(quant_kernels & table);
 #if defined(__x86_64__) || defined(_M_X64)
 void add_quant_kernels_avx2(quant_kernels & table);
 void add_quant_kernels_avx512_vnni(quant_kernels & table);   // on top of the AVX2 table
+void add_kquant_kernels_avx512_vnni(quant_kernels & table);  // its q4_K / q6_K part
 #endif
 #if defined(__aarch64__)
 void add_quant_kernels_neon(quant_kernels & table);

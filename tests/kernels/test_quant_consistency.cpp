@@ -209,10 +209,11 @@ TEST_CASE("the AVX-512 VNNI block kernels equal the AVX2 ones bit for bit", "[ke
     const auto & avx2 = cpu::quant_kernels_for(cpu::isa::avx2);
     const auto & vnni = cpu::quant_kernels_for(cpu::isa::avx512_vnni);
     const int n_rows = 7, n_tokens = 6;
-    for (tensor_type t : {tensor_type::q4_0, tensor_type::q5_0, tensor_type::q8_0, tensor_type::iq4_nl}) {
+    for (tensor_type t : {tensor_type::q4_0, tensor_type::q5_0, tensor_type::q8_0, tensor_type::iq4_nl, tensor_type::q4_k,
+                          tensor_type::q6_k}) {
         INFO("type " << tensor_type_info(t).name);
-        const int64_t n = 9 * 32;
-        const size_t w_stride = row_size(t, n), a_stride = row_size(tensor_type::q8_0, n);
+        const int64_t n = tensor_type_info(t).block_size == 256 ? 3 * 256 : 9 * 32;
+        const size_t w_stride = row_size(t, n), a_stride = row_size(vec_dot_type(t), n);
         std::vector<uint8_t> w, a;
         for (int r = 0; r < n_rows; ++r) {
             const auto row = test::random_weight_row(t, n, 9100u + static_cast<uint32_t>(r));

@@ -60,6 +60,7 @@ void add_quant_kernels_avx512_vnni(quant_kernels & table) {
     set_vec_dot<unsigned_row<q5_0_unsigned, d>, unsigned_rows<q5_0_unsigned, d>, unsigned_tiles<q5_0_unsigned, d, 4>>(table, tt::q5_0);
     set_vec_dot<vnni_row<q8_0_load>, vnni_rows<q8_0_load>, vnni_tiles<q8_0_load>>(table, tt::q8_0);
     set_vec_dot<vnni_row<iq4_nl_load>, vnni_rows<iq4_nl_load>, vnni_tiles<iq4_nl_load>>(table, tt::iq4_nl);
+    add_kquant_kernels_avx512_vnni(table);
 }
 
 }  // namespace hearth::kernels::cpu

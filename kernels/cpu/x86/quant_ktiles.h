@@ -1,0 +1,277 @@
+// q4_K and q6_K dot products as tiles: one weight row against T q8_K activation rows, as
+// templates over M, which adds the 16-bit products of quant pairs times 16-bit scales into int32
+// lanes (M::madd_add(acc, scales, pairs): madd + add on AVX2, one vpdpwssd on AVX-512 VNNI; the
+// same exact integers). The weight super-block is unpacked once and used for every token; all
+// integer sums are exact, and the f32 steps are llama.cpp's (below): vec_dot and the matvec take
+// its one-token order, tiles (a batch) its batch order. Each (row, token) pair of a tile runs
+// the same f32 operations whatever T is, so every tile shape gives the same bits.
+// Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/blocks.h"
+#include "kernels/cpu/x86/avx2_util.h"
+
+namespace hearth::kernels::cpu::avx2 {
+namespace {
+
+inline __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
+
+// Broadcast of 16-bit lane k (of a 128-bit half duplicated in both halves) to all 16 lanes.
+inline __m256i broadcast_i16(__m256i dup, int k) {
+    const auto lo = static_cast<char>(2 * k), hi = static_cast<char>(2 * k + 1);
+    return _mm256_shuffle_epi8(dup, _mm256_setr_epi8(lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi,
+                                                     lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi));
+}
+
+// Low half lane 2k, high half lane 2k + 1: the scales of the two 16-element sub-blocks one
+// 32-byte register of quants covers.
+inline __m256i pair_i16(__m256i dup, int k) {
+    const auto a = static_cast<char>(4 * k), b = static_cast<char>(4 * k + 1);
+    const auto c = static_cast<char>(4 * k + 2), d = static_cast<char>(4 * k + 3);
+    return _mm256_shuffle_epi8(dup, _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b,
+                                                     c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d));
+}
+
+// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a q4_K block, 6 bits each.
+inline __m128i k4_scales_mins(const uint8_t * packed) {
+    uint32_t u[4];
+    std::memcpy(u, packed, 12);
+    constexpr uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+    u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);
+    const uint32_t mins_lo = u[1] & m6;
+    u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);
+    u[2] = mins_lo;
+    u[0] &= m6;
+    return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+}
+
+inline float hsum128(__m128 v) {
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_movehdup_ps(v));
+    return _mm_cvtss_f32(v);
+}
+
+// The exact int32 sum of 8 lanes.
+inline int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
+// [sum of v0's lanes, ..., sum of v3's lanes], exact.
+inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// llama.cpp's orders (ggml-cpu on x86), which its batch and its one-token products follow:
+//   q4_K, batch: per pair j of 32-element sub-blocks, the exact integers
+//     I_j = sc * sum(q4 q8) + sc' * sum(q4' q8') and M_j = m * bsum + m' * bsum', then
+//     acc = fma(float(I_j), d * d_a, acc), accm = fma(float(M_j), dmin * d_a, accm);
+//   q4_K, one token: the same with I and M summed over the 256-block first;
+//   result acc - accm.
+//   q6_K, batch: acc = fma(float(sum over the block) * d, d_a, acc);
+//   q6_K, one token: 8 f32 lanes by fma of (d_a * d) and the block's int32 lanes, summed last.
+// (llama.cpp multiplies a batch of 2-3 tokens, or the last n % 4 tokens of a batch, in its
+// one-token q4_K order, and fewer than 8 tokens in its one-token q6_K order; a batch here is
+// any batch, so that a token's result does not depend on the batch it is in.)
+// The scales and mins of a q4_K block as 16-bit lanes: scales duplicated in both 128-bit halves
+// (for broadcast_i16), mins in a 128-bit register.
+struct q4_K_scales {
+    __m256i scales;
+    __m128i mins;
+    explicit q4_K_scales(const block_q4_K & b) {
+        const __m256i mins_and_scales = _mm256_cvtepu8_epi16(k4_scales_mins(b.scales));
+        const __m128i sc128 = _mm256_castsi256_si128(mins_and_scales);
+        scales = _mm256_set_m128i(sc128, sc128);
+        mins = _mm256_extracti128_si256(mins_and_scales, 1);
+    }
+};
+
+// M_j of one activation block for the pairs j = 0..3: the mins times the pairs' bsums.
+inline __m128i q4_K_min_pairs(__m128i mins, const block_q8_K & y) {
+    const __m256i bsums = load256(y.bsums);
+    return _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1)));
+}
+
+// acc + the 8 int32 lanes of I_j (pair j of sub-blocks) for one activation block.
+template <class M>
+__m256i q4_K_pair_lanes(__m256i acc, __m256i lo, __m256i hi, __m256i sl, __m256i sh, const block_q8_K & y, int j) {
+    acc = M::madd_add(acc, sl, _mm256_maddubs_epi16(lo, load256(y.qs + 64 * j)));
+    return M::madd_add(acc, sh, _mm256_maddubs_epi16(hi, load256(y.qs + 64 * j + 32)));
+}
+
+// One token, llama.cpp's one-token order.
+template <class M>
+float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    float acc = 0.0f, acc_m = 0.0f;
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const q4_K_scales sm(x[i]);
+        alignas(16) int32_t m_pair[4];
+        _mm_store_si128(reinterpret_cast<__m128i *>(m_pair), q4_K_min_pairs(sm.mins, y[i]));
+        __m256i isum = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+            const __m256i bits = load256(x[i].qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(bits, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+            // integers: any order
+            isum = q4_K_pair_lanes<M>(isum, lo, hi, broadcast_i16(sm.scales, 2 * j), broadcast_i16(sm.scales, 2 * j + 1), y[i], j);
+        }
+        const int32_t msum = m_pair[0] + m_pair[1] + m_pair[2] + m_pair[3];
+        acc = std::fma(static_cast<float>(hsum_i32(isum)), fp16(x[i].d) * y[i].d, acc);
+        acc_m = std::fma(static_cast<float>(msum), fp16(x[i].dmin) * y[i].d, acc_m);
+    }
+    return acc - acc_m;
+}
+
+// T <= 4 tokens in the batch order, one f32 lane per token (lanes past T repeat token 0 and
+// are dropped): the per-pair sums of all four tokens reduced together and one vector fma per
+// pair, where a scalar reduction and fma per token and pair had cost half the tile's time.
+template <class M, int T>
+void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m128 acc = _mm_setzero_ps(), acc_m = _mm_setzero_ps();
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const q4_K_scales sm(x[i]);
+        const block_q8_K * y[4];
+        __m128 m_pair[4];   // per token: M_0..M_3 (int32 bits)
+        for (int t = 0; t < 4; ++t) {
+            y[t] = reinterpret_cast<const block_q8_K *>(a + (t < T ? t : 0) * a_stride) + i;
+            m_pair[t] = _mm_castsi128_ps(q4_K_min_pairs(sm.mins, *y[t]));
+        }
+        _MM_TRANSPOSE4_PS(m_pair[0], m_pair[1], m_pair[2], m_pair[3]);   // now per pair: the 4 tokens
+        const __m128 dy = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
+        const __m128 d = _mm_mul_ps(_mm_set1_ps(fp16(x[i].d)), dy);
+        const __m128 dmin = _mm_mul_ps(_mm_set1_ps(fp16(x[i].dmin)), dy);
+        for (int j = 0; j < 4; ++j) {
+            const __m256i bits = load256(x[i].qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(bits, m4);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+            const __m256i sl = broadcast_i16(sm.scales, 2 * j);
+            const __m256i sh = broadcast_i16(sm.scales, 2 * j + 1);
+            __m256i v[4];
+            for (int t = 0; t < 4; ++t) v[t] = q4_K_pair_lanes<M>(_mm256_setzero_si256(), lo, hi, sl, sh, *y[t], j);
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(v[0], v[1], v[2], v[3])), d, acc);
+            acc_m = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(m_pair[j])), dmin, acc_m);
+        }
+    }
+    alignas(16) float r[4];
+    _mm_store_ps(r, _mm_sub_ps(acc, acc_m));
+    for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
+}
+
+template <class M, int T, bool Batch>
+void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i m2 = _mm256_set1_epi8(3);
+    __m256 acc[T];
+    float acc_batch[T];
+    for (int t = 0; t < T; ++t) {
+        acc[t] = _mm256_setzero_ps();
+        acc_batch[t] = 0.0f;
+    }
+    for (int64_t i = 0; i < n / k_qk_k; ++i) {
+        const float dx = fp16(x[i].d);
+        const __m256i all_scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x[i].scales)));
+        const block_q8_K * y[T];
+        __m256i sumi[T];
+        for (int t = 0; t < T; ++t) {
+            y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
+            // The -32 offset of every quant, taken out once: -32 * sum_s scale_s * bsum_s.
+            const __m256i offs = _mm256_madd_epi16(all_scales, load256(y[t]->bsums));
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offs, 5));
+        }
+        for (int j = 0; j < 2; ++j) {
+            const uint8_t * ql = x[i].ql + 64 * j;
+            const __m256i bits1 = load256(ql);
+            const __m256i bits2 = load256(ql + 32);
+            const __m256i bitsh = load256(x[i].qh + 32 * j);
+            // Unsigned 6-bit quants of elements [32k, 32k + 32) of this 128-element half.
+            const __m256i q[4] = {
+                _mm256_or_si256(_mm256_and_si256(bits1, m4), _mm256_slli_epi16(_mm256_and_si256(bitsh, m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(bits2, m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 2), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 4), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
+                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 6), m2), 4)),
+            };
+            // The 8 scales of this half in both 128-bit lanes (the permute needs an immediate).
+            const __m256i dup = j == 0 ? _mm256_permute2x128_si256(all_scales, all_scales, 0x00)
+                                       : _mm256_permute2x128_si256(all_scales, all_scales, 0x11);
+            __m256i sc[4];
+            for (int k = 0; k < 4; ++k) sc[k] = pair_i16(dup, k);
+            for (int t = 0; t < T; ++t) {
+                const int8_t * q8 = y[t]->qs + 128 * j;
+                for (int k = 0; k < 4; ++k) {
+                    const __m256i p = _mm256_maddubs_epi16(q[k], load256(q8 + 32 * k));   // q <= 63: fits int16
+                    sumi[t] = M::madd_add(sumi[t], sc[k], p);
+                }
+            }
+        }
+        for (int t = 0; t < T; ++t) {
+            if constexpr (Batch)
+                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t])) * dx, y[t]->d, acc_batch[t]);
+            else
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) out[t * out_stride] = Batch ? acc_batch[t] : hsum(acc[t]);
+}
+
+// Row by row; tokens in groups of four.
+template <class B, template <int> class K>
+void k_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+           int64_t n_tokens, float * out, int64_t out_stride) {
+    const auto * ab = static_cast<const uint8_t *>(a);
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
+        int64_t t = 0;
+        for (; t + 4 <= n_tokens; t += 4) K<4>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
+        switch (n_tokens - t) {
+        case 3: K<3>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        case 2: K<2>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        case 1: K<1>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
+        default: break;
+        }
+    }
+}
+
+// Tiles are batches (matmul takes them for two or more tokens): llama.cpp's batch orders.
+template <class M>
+struct k_kernels {
+    template <int T>
+    struct q4_K {
+        static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_batch_tile<M, T>(n, x, a, s, out, os); }
+    };
+    template <int T>
+    struct q6_K {
+        static void run(int64_t n, const block_q6_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q6_K_tile<M, T, true>(n, x, a, s, out, os); }
+    };
+
+    static float vec_dot_q4_K(int64_t n, const void * w, const void * a) {
+        return q4_K_one_token<M>(n, static_cast<const block_q4_K *>(w), static_cast<const block_q8_K *>(a));
+    }
+    static float vec_dot_q6_K(int64_t n, const void * w, const void * a) {
+        float out;
+        q6_K_tile<M, 1, false>(n, static_cast<const block_q6_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+        return out;
+    }
+    static void tile_q4_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                          int64_t n_tokens, float * out, int64_t out_stride) {
+        k_tiles<block_q4_K, q4_K>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    }
+    static void tile_q6_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
+                          int64_t n_tokens, float * out, int64_t out_stride) {
+        k_tiles<block_q6_K, q6_K>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+    }
+};
+
+}  // namespace
+}  // namespace hearth::kernels::cpu::avx2
