@@ -25,11 +25,23 @@ struct vnni_dot_from {
 struct q5_0_unsigned {
     using block = block_q5_0;
     static constexpr char offset = 16;
+    static constexpr int rows_per_step = 2;
     static __m256i load(const block & b) {
         uint32_t qh;
         std::memcpy(&qh, b.qh, sizeof qh);
         const __m256i hi = _mm256_maskz_mov_epi8(static_cast<__mmask32>(qh), _mm256_set1_epi8(0x10));
         return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
+    }
+};
+
+// q8_0's weights unsigned for quant_unsigned.h (VNNI only: x + 128 against y overflows AVX2's
+// 16-bit maddubs pairs): the sign bit flipped, 128 taken off through the offset lanes.
+struct q8_0_unsigned {
+    using block = block_q8_0;
+    static constexpr char offset = static_cast<char>(-128);   // the byte 0x80: 128 unsigned
+    static constexpr int rows_per_step = 1;
+    static __m256i load(const block & b) {
+        return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(b.qs)), _mm256_set1_epi8(static_cast<char>(0x80)));
     }
 };
 
@@ -58,7 +70,7 @@ void add_quant_kernels_avx512_vnni(quant_kernels & table) {
     using d = vnni_dot_from;
     set_vec_dot<unsigned_row<q4_0_unsigned, d>, unsigned_rows<q4_0_unsigned, d>, unsigned_tiles<q4_0_unsigned, d, 4>>(table, tt::q4_0);
     set_vec_dot<unsigned_row<q5_0_unsigned, d>, unsigned_rows<q5_0_unsigned, d>, unsigned_tiles<q5_0_unsigned, d, 4>>(table, tt::q5_0);
-    set_vec_dot<vnni_row<q8_0_load>, vnni_rows<q8_0_load>, vnni_tiles<q8_0_load>>(table, tt::q8_0);
+    set_vec_dot<vnni_row<q8_0_load>, unsigned_rows<q8_0_unsigned, d>, vnni_tiles<q8_0_load>>(table, tt::q8_0);
     set_vec_dot<vnni_row<iq4_nl_load>, vnni_rows<iq4_nl_load>, vnni_tiles<iq4_nl_load>>(table, tt::iq4_nl);
     add_kquant_kernels_avx512_vnni(table);
 }

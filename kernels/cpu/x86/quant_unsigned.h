@@ -1,7 +1,8 @@
-// The q4_0 / q5_0 kernels against q8_0 activations with the weights unsigned (q4_0: the nibble,
-// 0..15; q5_0: nibble | fifth bit << 4, 0..31), as templates over how the weights are loaded (L)
+// The q4_0 / q5_0 kernels (and on AVX-512 VNNI q8_0's matvec) against q8_0 activations with the
+// weights unsigned (q4_0: the nibble, 0..15; q5_0: nibble | fifth bit << 4, 0..31; q8_0: the byte
+// + 128), as templates over how the weights are loaded (L)
 // and how unsigned x signed bytes are summed by four into int32 lanes (D: maddubs + madd on
-// AVX2, vpdpbusd on AVX-512 VNNI). The offset (8 or 16) is taken off by starting each block's
+// AVX2, vpdpbusd on AVX-512 VNNI). The offset (8, 16 or 128) is taken off by starting each block's
 // lanes at -offset * (the four activations of the lane): exactly the lanes of the signed form
 // (quant_q8_0_tiles.h), and the same float steps, so bit-identical to it, without the two sign
 // instructions per block and row.
@@ -23,6 +24,7 @@ namespace {
 struct q4_0_unsigned {
     using block = block_q4_0;
     static constexpr char offset = 8;
+    static constexpr int rows_per_step = 2;
     static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
 };
 
@@ -88,11 +90,11 @@ struct offset_block {
 
 // N consecutive weight rows (from w, `stride` apart) against one activation row whose offset
 // lanes and scales are precomputed: out[0..N), each row with its own f32 accumulation chain.
-template <class L, class D, int N>
+template <class L, class D, int N, bool Prefetch = true>
 void unsigned_rows_step(int64_t nb, const uint8_t * w, size_t stride, size_t row_bytes, const block_q8_0 * y,
                         const offset_block * start, const float * dy, float * out) {
     using block = typename L::block;
-    prefetch_rows(w + k_prefetch_ahead, stride, N, row_bytes);
+    if constexpr (Prefetch) prefetch_rows(w + k_prefetch_ahead, stride, N, row_bytes);
     const block * x[N];
     __m256 acc[N];
     for (int k = 0; k < N; ++k) {
@@ -110,10 +112,12 @@ void unsigned_rows_step(int64_t nb, const uint8_t * w, size_t stride, size_t row
 }
 
 // Matvec: one activation row against many weight rows, so each block's offset lanes are worked
-// out once for the call, not once per row. Two rows at a time (two accumulation chains instead
-// of one waiting on its FMA latency), with the rows 4 KB on prefetched explicitly: two
-// interleaved rows alone lose the hardware prefetchers (q5_0 from memory, one thread: 12.2 GB/s
-// one row at a time, 6.5 two rows, 19.0 two rows with the prefetches).
+// out once for the call, not once per row. L::rows_per_step rows at a time. q4_0 / q5_0 take two
+// (two accumulation chains instead of one waiting on its FMA latency), with the rows 4 KB on
+// prefetched explicitly: two interleaved rows alone lose the hardware prefetchers (q5_0 from
+// memory, one thread: 12.2 GB/s one row at a time, 6.5 two rows, 19.0 two rows with the
+// prefetches). q8_0's longer blocks stream best one row at a time with the hardware prefetchers
+// alone (two rows with prefetches: 8.6-16 GB/s against 19-20).
 template <class L, class D>
 void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     const int64_t nb = n / 32;
@@ -131,9 +135,14 @@ void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, flo
     const auto * wb = static_cast<const uint8_t *>(w);
     const size_t row_bytes = static_cast<size_t>(nb) * sizeof(typename L::block);
     int64_t r = 0;
-    for (; r + 2 <= n_rows; r += 2)
-        unsigned_rows_step<L, D, 2>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
-    if (r < n_rows) unsigned_rows_step<L, D, 1>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+    if constexpr (L::rows_per_step == 1) {
+        for (; r < n_rows; ++r)
+            unsigned_rows_step<L, D, 1, false>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+    } else {
+        for (; r + 2 <= n_rows; r += 2)
+            unsigned_rows_step<L, D, 2>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+        if (r < n_rows) unsigned_rows_step<L, D, 1>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+    }
 }
 
 template <class L, class D, int R>
