@@ -53,18 +53,20 @@ inline __m256i dot_u8_i8_i32(__m256i x, __m256i y) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
 }
 
-// Calls tile.template operator()<T>(t) for token tiles of 4 from t = 0 and one of 1-3 for the
-// rest: how the prefill kernels cut n_tokens into register tiles of fixed size.
-template <class F>
+// Calls tile.template operator()<T>(t) for token tiles of N from t = 0 and one of 1..N-1 for
+// the rest: how the prefill kernels cut n_tokens into register tiles of fixed size.
+template <int K, class F>
+inline void token_tile_tail(int64_t rest, int64_t t, F & tile) {
+    if constexpr (K > 0) {
+        if (rest == K) tile.template operator()<K>(t);
+        else token_tile_tail<K - 1>(rest, t, tile);
+    }
+}
+template <int N = 4, class F>
 inline void for_token_tiles(int64_t n_tokens, F && tile) {
     int64_t t = 0;
-    for (; t + 4 <= n_tokens; t += 4) tile.template operator()<4>(t);
-    switch (n_tokens - t) {
-    case 3: tile.template operator()<3>(t); break;
-    case 2: tile.template operator()<2>(t); break;
-    case 1: tile.template operator()<1>(t); break;
-    default: break;
-    }
+    for (; t + N <= n_tokens; t += N) tile.template operator()<N>(t);
+    token_tile_tail<N - 1>(n_tokens - t, t, tile);
 }
 
 }  // namespace
