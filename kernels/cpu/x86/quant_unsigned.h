@@ -1,11 +1,10 @@
 // The q4_0 / q5_0 kernels (and on AVX-512 VNNI q8_0's matvec) against q8_0 activations with the
 // weights unsigned (q4_0: the nibble, 0..15; q5_0: nibble | fifth bit << 4, 0..31; q8_0: the byte
-// + 128), as templates over how the weights are loaded (L)
-// and how unsigned x signed bytes are summed by four into int32 lanes (D: maddubs + madd on
-// AVX2, vpdpbusd on AVX-512 VNNI). The offset (8, 16 or 128) is taken off by starting each block's
-// lanes at -offset * (the four activations of the lane): exactly the lanes of the signed form
-// (quant_q8_0_tiles.h), and the same float steps, so bit-identical to it, without the two sign
-// instructions per block and row.
+// + 128), as templates over how the weights are loaded (L) and how unsigned x signed bytes are
+// summed by four into int32 lanes (D: maddubs + madd on AVX2, vpdpbusd on AVX-512 VNNI). The
+// offset (8, 16 or 128) is taken off by starting each block's lanes at -offset * (the four
+// activations of the lane): exactly the lanes of the signed form (quant_q8_0_tiles.h), and the
+// same float steps, so bit-identical to it, without the two sign instructions per block and row.
 // D provides dot(start, x_unsigned, y_signed) = start + the lane sums of x * y; R x T is the
 // register tile of prefill (AVX2 has 16 vector registers, AVX-512 32).
 // Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
