@@ -225,22 +225,19 @@ void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stri
     for (int t = 0; t < T; ++t) out[t * out_stride] = Batch ? acc_batch[t] : hsum(acc[t]);
 }
 
-// Row by row; tokens in groups of four.
+// Tokens in groups of four, each group through every row: the group's activations (4 x 5.5 KiB
+// for ffn_down) stay in L1 while the rows pass, where one row through every token streamed all
+// the task's activations from L2 per row (q4_K, 8 rows x 47 tokens: 96 -> 103 GFLOP/s).
 template <class B, template <int> class K>
 void k_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
-           int64_t n_tokens, float * out, int64_t out_stride) {
+             int64_t n_tokens, float * out, int64_t out_stride) {
     const auto * ab = static_cast<const uint8_t *>(a);
-    for (int64_t r = 0; r < n_rows; ++r) {
-        const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
-        int64_t t = 0;
-        for (; t + 4 <= n_tokens; t += 4) K<4>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
-        switch (n_tokens - t) {
-        case 3: K<3>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
-        case 2: K<2>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
-        case 1: K<1>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride); break;
-        default: break;
+    for_token_tiles(n_tokens, [&]<int T>(int64_t t) {
+        for (int64_t r = 0; r < n_rows; ++r) {
+            const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
+            K<T>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
         }
-    }
+    });
 }
 
 // Tiles are batches (matmul takes them for two or more tokens): llama.cpp's batch orders.
