@@ -1,48 +1,15 @@
 // AVX2 dot products of the 256-element super-block types (q2_K, q3_K, q5_K, iq4_xs) with q8_K
-// (q4_K and q6_K, the common ones, have tile kernels in quant_ktiles_avx2.cpp).
+// (q4_K and q6_K, the common ones, have tile kernels in quant_ktiles.h).
 // Each super-block's sums are exact int32 (maddubs products of at most 63 * 127 * 2 fit int16;
 // scales are applied with madd); one FMA per super-block scales them by d_w * d_a into 8 f32 lanes.
 #include <cstring>
 
 #include "kernels/blocks.h"
 #include "kernels/cpu/x86/avx2_util.h"
+#include "kernels/cpu/x86/kquant_util.h"
 #include "kernels/cpu/x86/quant_avx2.h"
 
 namespace hearth::kernels::cpu::avx2 {
-namespace {
-
-// Broadcast of 16-bit lane k of a 128-bit value to all lanes of a 256-bit value: bytes {2k, 2k+1}.
-inline __m256i broadcast_i16(__m256i dup, int k) {
-    const auto lo = static_cast<char>(2 * k), hi = static_cast<char>(2 * k + 1);
-    return _mm256_shuffle_epi8(dup, _mm256_setr_epi8(lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi,
-                                                     lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi, lo, hi));
-}
-
-// Low 128-bit half gets 16-bit lane 2k, high half lane 2k+1: the scales of two 16-element
-// sub-blocks that one 32-byte register of quants covers (dup holds the same 8 lanes in both halves).
-inline __m256i pair_i16(__m256i dup, int k) {
-    const auto a = static_cast<char>(4 * k), b = static_cast<char>(4 * k + 1);
-    const auto c = static_cast<char>(4 * k + 2), d = static_cast<char>(4 * k + 3);
-    return _mm256_shuffle_epi8(dup, _mm256_setr_epi8(a, b, a, b, a, b, a, b, a, b, a, b, a, b, a, b,
-                                                     c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d));
-}
-
-inline __m256i load256(const void * p) { return _mm256_loadu_si256(static_cast<const __m256i *>(p)); }
-
-// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a q4_K / q5_K block, 6 bits each.
-inline __m128i k4_scales_mins(const uint8_t * packed) {
-    uint32_t u[4];
-    std::memcpy(u, packed, 12);
-    constexpr uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
-    u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);
-    const uint32_t mins_lo = u[1] & m6;
-    u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);
-    u[2] = mins_lo;
-    u[0] &= m6;
-    return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
-}
-
-}  // namespace
 
 float vec_dot_q2_K(int64_t n, const void * w, const void * a) {
     const auto * x = static_cast<const block_q2_K *>(w);
