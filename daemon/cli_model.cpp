@@ -15,6 +15,7 @@
 
 #include "daemon/cli_commands.h"
 #include "inference/gguf/gguf_file.h"
+#include "inference/kv_cache.h"
 #include "inference/model_info.h"
 
 namespace hearth::daemon {
@@ -29,6 +30,7 @@ struct info_options {
     bool json = false;
     uint64_t n_ctx = 4096;
     uint64_t n_files = 4;
+    std::string cache_type = inference::k_default_cache_type;
 };
 
 fs::path models_dir() {
@@ -219,6 +221,12 @@ int run_info(const info_options & o) {
     inference::memory_options mo;
     mo.n_ctx = o.n_ctx;
     mo.n_files = o.n_files;
+    auto kv_type = inference::parse_cache_type(o.cache_type);
+    if (!kv_type) {
+        std::fprintf(stderr, "hearth model info: %s\n", kv_type.message().c_str());
+        return 2;
+    }
+    mo.kv_type = *kv_type;
     auto info = inference::describe_model(*file, mo);
     if (!info) {
         std::fprintf(stderr, "hearth model info: %s: %s\n", path.c_str(), info.message().c_str());
@@ -244,6 +252,7 @@ void add_model_commands(CLI::App & app, cli_state & state) {
         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
     info->add_option("--files", opts->n_files, "Cached file slots (one KV cache each) for the RAM estimate")
         ->check(CLI::Range(uint64_t{0}, uint64_t{4096}));
+    info->add_option("--cache-type", opts->cache_type, "KV cache type for the RAM estimate: f32, f16, q8_0 or q4_0 (default: the daemon's)");
     info->callback([&state, opts] { state.exit_code = run_info(*opts); });
 }
 

@@ -68,7 +68,9 @@ struct memory_options {
     uint64_t n_ctx = 4096;          // capped at the model's context length
     uint64_t n_files = 4;           // cached file slots, each with its own KV cache
     uint64_t n_batch = 512;         // prefill batch
-    kernels::tensor_type kv_type = kernels::tensor_type::q8_0;  // falls back to f16 if it cannot hold the heads
+    // The daemon's default cache type (kv_cache.h, tested); q8_0 / q4_0 fall back to f16 where
+    // they cannot hold the heads.
+    kernels::tensor_type kv_type = kernels::tensor_type::f16;
 };
 
 struct model_info {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inference/gguf/gguf_file.h"
+#include "inference/kv_cache.h"
 #include "inference/model_info.h"
 #include "tests/inference/gguf_writer.h"
 
@@ -91,7 +92,7 @@ TEST_CASE("model info: stories260K Q8_0 fixture", "[inference][gguf]") {
     CHECK_FALSE(kv_for(*m, "q8_0").bytes_per_token.has_value());
     CHECK(kv_for(*m, "q8_0").why_not == "head size 8 is not a multiple of 32");
     CHECK_FALSE(kv_for(*m, "q4_0").bytes_per_token.has_value());
-    // The default 4096 context is capped at the model's 2048; q8_0 falls back to f16.
+    // The default 4096 context is capped at the model's 2048.
     CHECK(m->memory.n_ctx == 2048);
     CHECK(m->memory.kv_type == "f16");
     CHECK(m->memory.kv_bytes == 4u * 2048 * 640);
@@ -132,10 +133,15 @@ TEST_CASE("model info: FIM tokens and chat template from the vocabulary fixtures
     }
 }
 
+TEST_CASE("model info: the RAM estimate assumes the daemon's default cache type", "[inference][gguf]") {
+    CHECK(std::string(hearth::kernels::tensor_type_info(memory_options{}.kv_type).name) == k_default_cache_type);
+}
+
 TEST_CASE("model info: KV cache and peak RAM for a qwen2-shaped model", "[inference][gguf]") {
     memory_options o;
     o.n_ctx = 4096;
     o.n_files = 3;
+    o.kv_type = tensor_type::q8_0;
     const model_info m = describe(qwen_like(), o);
     CHECK(m.head_dim_k == 64);  // 896 / 14, no key_length key
     CHECK(m.n_vocab == 6);
@@ -198,6 +204,13 @@ TEST_CASE("model info: odd metadata is described, not trusted", "[inference][ggu
         CHECK(m.head_dim_k == 56);
         CHECK(kv_for(m, "q8_0").why_not == "head size 56 is not a multiple of 32");
         CHECK(m.memory.kv_type == "f16");
+        memory_options o;
+        o.kv_type = tensor_type::q8_0;
+        const model_info asked_q8 = describe(g, o);
+        CHECK(asked_q8.memory.kv_type == "f16");
+        CHECK(asked_q8.memory.kv_bytes == m.memory.kv_bytes);
+        REQUIRE_FALSE(asked_q8.notes.empty());
+        CHECK(asked_q8.notes.back().find("cannot hold this model's heads") != std::string::npos);
         CHECK(m.memory.kv_bytes == 4u * 4096 * (24 * 2 * 2 * 56 * 2));
     }
     SECTION("missing hparams are noted and leave the KV cost unknown") {

@@ -6,8 +6,9 @@ usage: check_model_info.py HEARTH_BINARY FIXTURES_DIR
 For every fixture GGUF (and a downloaded model, if $HEARTH_MODEL or the models folder has
 one) the facts hearth prints must equal what GGUFReader reads: parameter and tensor counts,
 the per-type table, mapped weight bytes, hparams, vocabulary, chat template, and the KV
-cache cost derived from them. Also checks the exit codes for a bad file (1) and for no
-model at all (2). Exits non-zero with a list of mismatches.
+cache cost derived from them (the estimate with the default f16 cache). Also checks the exit
+codes for a bad file (1), no model at all (2) and an unknown --cache-type (2). Exits non-zero
+with a list of mismatches.
 """
 import json
 import os
@@ -82,6 +83,10 @@ def check(hearth: str, path: Path, errors: list):
     same("f16 KV bytes per token", f16["bytes_per_token"], want["kv_f16_per_token"])
     peak = got["peak_ram"]
     same("peak total", peak["total_bytes"], peak["weights_bytes"] + peak["kv_bytes"] + peak["compute_bytes"])
+    # By default the estimate assumes the daemon's default cache, f16.
+    same("estimate's cache type", peak["kv_type"], "f16")
+    if want["kv_f16_per_token"] is not None:
+        same("estimate's KV bytes", peak["kv_bytes"], peak["files"] * peak["context"] * want["kv_f16_per_token"])
 
 
 def main():
@@ -110,6 +115,10 @@ def main():
         out = subprocess.run([hearth, "model", "info"], capture_output=True, text=True, env=env)
         if out.returncode != 2 or "no model given: pass FILE or run scripts/fetch-model" not in out.stderr:
             errors.append(f"no model: exit {out.returncode}, stderr {out.stderr!r}")
+    if files:
+        out = subprocess.run([hearth, "model", "info", "--cache-type", "q5_1", str(files[0])], capture_output=True, text=True)
+        if out.returncode != 2 or "cache type 'q5_1' is not one of" not in out.stderr:
+            errors.append(f"bad --cache-type: exit {out.returncode}, stderr {out.stderr!r}")
 
     for e in errors:
         print(e)
