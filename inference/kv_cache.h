@@ -1,5 +1,5 @@
 // kv_cache: the keys and values of one sequence, per layer, stored in the cache type
-// (f32 for exact comparisons, f16, q8_0 (default) or q4_0). Layout per layer: K and V are
+// (f32 for exact comparisons, f16 (default, below), q8_0 or q4_0). Layout per layer: K and V are
 // each [n_pos][n_embd_kv] rows of the cache type, one row per position, so a position's
 // row can be written once and never moved. q8_0/q4_0 need head_dim % 32 == 0, so each
 // head's slice of a row is whole blocks (attention reads one head at a time).
