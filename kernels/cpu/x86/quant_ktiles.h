@@ -44,6 +44,7 @@ inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
 // (llama.cpp multiplies a batch of 2-3 tokens, or the last n % 4 tokens of a batch, in its
 // one-token q4_K order, and fewer than 8 tokens in its one-token q6_K order; a batch here is
 // any batch, so that a token's result does not depend on the batch it is in.)
+
 // The scales and mins of a q4_K block as 16-bit lanes: scales duplicated in both 128-bit halves
 // (for broadcast_i16), mins in a 128-bit register.
 struct q4_K_scales {
@@ -63,30 +64,37 @@ inline __m128i q4_K_min_pairs(__m128i mins, const block_q8_K & y) {
     return _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bsums), _mm256_extracti128_si256(bsums, 1)));
 }
 
+// Pair j of a q4_K block's sub-blocks: its 64 quants (low nibbles: the first 32, high: the
+// next 32) and the two sub-blocks' scales in all lanes.
+struct q4_K_pair {
+    __m256i lo, hi, sl, sh;
+    q4_K_pair(const block_q4_K & b, const q4_K_scales & sm, int j) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256i bits = load256(b.qs + 32 * j);
+        lo = _mm256_and_si256(bits, m4);
+        hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
+        sl = broadcast_i16(sm.scales, 2 * j);
+        sh = broadcast_i16(sm.scales, 2 * j + 1);
+    }
+};
+
 // acc + the 8 int32 lanes of I_j (pair j of sub-blocks) for one activation block.
 template <class M>
-__m256i q4_K_pair_lanes(__m256i acc, __m256i lo, __m256i hi, __m256i sl, __m256i sh, const block_q8_K & y, int j) {
-    acc = M::madd_add(acc, sl, _mm256_maddubs_epi16(lo, load256(y.qs + 64 * j)));
-    return M::madd_add(acc, sh, _mm256_maddubs_epi16(hi, load256(y.qs + 64 * j + 32)));
+__m256i q4_K_pair_lanes(__m256i acc, const q4_K_pair & q, const block_q8_K & y, int j) {
+    acc = M::madd_add(acc, q.sl, _mm256_maddubs_epi16(q.lo, load256(y.qs + 64 * j)));
+    return M::madd_add(acc, q.sh, _mm256_maddubs_epi16(q.hi, load256(y.qs + 64 * j + 32)));
 }
 
 // One token, llama.cpp's one-token order.
 template <class M>
 float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     float acc = 0.0f, acc_m = 0.0f;
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const q4_K_scales sm(x[i]);
         alignas(16) int32_t m_pair[4];
         _mm_store_si128(reinterpret_cast<__m128i *>(m_pair), q4_K_min_pairs(sm.mins, y[i]));
         __m256i isum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) {
-            const __m256i bits = load256(x[i].qs + 32 * j);
-            const __m256i lo = _mm256_and_si256(bits, m4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            // integers: any order
-            isum = q4_K_pair_lanes<M>(isum, lo, hi, broadcast_i16(sm.scales, 2 * j), broadcast_i16(sm.scales, 2 * j + 1), y[i], j);
-        }
+        for (int j = 0; j < 4; ++j) isum = q4_K_pair_lanes<M>(isum, q4_K_pair(x[i], sm, j), y[i], j);   // integers: any order
         const int32_t msum = m_pair[0] + m_pair[1] + m_pair[2] + m_pair[3];
         acc = std::fma(static_cast<float>(hsum_i32(isum)), fp16(x[i].d) * y[i].d, acc);
         acc_m = std::fma(static_cast<float>(msum), fp16(x[i].dmin) * y[i].d, acc_m);
@@ -99,7 +107,6 @@ float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
 // pair, where a scalar reduction and fma per token and pair had cost half the tile's time.
 template <class M, int T>
 void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m128 acc = _mm_setzero_ps(), acc_m = _mm_setzero_ps();
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const q4_K_scales sm(x[i]);
@@ -114,13 +121,9 @@ void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t 
         const __m128 d = _mm_mul_ps(_mm_set1_ps(fp16(x[i].d)), dy);
         const __m128 dmin = _mm_mul_ps(_mm_set1_ps(fp16(x[i].dmin)), dy);
         for (int j = 0; j < 4; ++j) {
-            const __m256i bits = load256(x[i].qs + 32 * j);
-            const __m256i lo = _mm256_and_si256(bits, m4);
-            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            const __m256i sl = broadcast_i16(sm.scales, 2 * j);
-            const __m256i sh = broadcast_i16(sm.scales, 2 * j + 1);
+            const q4_K_pair q(x[i], sm, j);
             __m256i v[4];
-            for (int t = 0; t < 4; ++t) v[t] = q4_K_pair_lanes<M>(_mm256_setzero_si256(), lo, hi, sl, sh, *y[t], j);
+            for (int t = 0; t < 4; ++t) v[t] = q4_K_pair_lanes<M>(_mm256_setzero_si256(), q, *y[t], j);
             acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(v[0], v[1], v[2], v[3])), d, acc);
             acc_m = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_castps_si128(m_pair[j])), dmin, acc_m);
         }

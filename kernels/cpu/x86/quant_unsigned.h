@@ -33,6 +33,14 @@ __m256i offset_lanes(__m256i y) {
     return D::dot(_mm256_setzero_si256(), _mm256_set1_epi8(L::offset), _mm256_sub_epi8(_mm256_setzero_si256(), y));
 }
 
+// Up to four rows' f16 scales (packed, row k in bits 16k..16k+15) as f32 lanes 0..3, and lane
+// k of such a vector in all eight lanes: how the tiles and the matvec take each row's scale
+// product from one conversion and one multiply.
+inline __m256 f16x4_lanes(uint64_t packed) {
+    return _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed))));
+}
+inline __m256 lane(__m256 v, int k) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(k)); }
+
 // Matvec: how far ahead of the rows being read the prefetches reach (Zen 4: 2 KB too close,
 // 4-8 KB alike).
 constexpr size_t k_prefetch_ahead = 4096;
@@ -54,15 +62,15 @@ void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
         for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; ++i) {
         __m256i x[R];
-        alignas(16) uint16_t dx_h[4] = {0, 0, 0, 0};
+        uint64_t dx_packed = 0;
         for (int r = 0; r < R; ++r) {
             const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
             x[r] = L::load(b);
-            dx_h[r] = b.d;
+            dx_packed |= static_cast<uint64_t>(b.d) << (16 * r);
         }
         // The R scale products of each token in one multiply; each pair takes its own with one
         // lane permute (through memory, a store and broadcast loads, measured 4-10 % slower).
-        const __m256 dx = _mm256_castps128_ps256(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i *>(dx_h))));
+        const __m256 dx = f16x4_lanes(dx_packed);
         for (int t = 0; t < T; ++t) {
             const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
             const __m256 prod = _mm256_mul_ps(dx, _mm256_set1_ps(fp16(yb.d)));
@@ -70,8 +78,7 @@ void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t 
             const __m256i start = offset_lanes<L, D>(y);
             for (int r = 0; r < R; ++r) {
                 const __m256i s = D::dot(start, x[r], y);
-                const __m256 scale = _mm256_permutevar8x32_ps(prod, _mm256_set1_epi32(r));
-                acc[r][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(s), acc[r][t]);
+                acc[r][t] = _mm256_fmadd_ps(lane(prod, r), _mm256_cvtepi32_ps(s), acc[r][t]);
             }
         }
     }
@@ -100,15 +107,14 @@ void unsigned_rows_step(int64_t nb, const uint8_t * w, size_t stride, size_t row
     }
     for (int64_t i = 0; i < nb; ++i) {
         const __m256i yq = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs));
-        // The N rows' scale products from one conversion and one multiply, each taken out by a
-        // lane permute (a conversion, multiply and broadcast per row: q5_0 matvec 8-11 % slower).
+        // The N rows' scale products from one conversion and one multiply (a conversion,
+        // multiply and broadcast per row: q5_0 matvec 8-11 % slower).
         uint64_t d_packed = 0;
         for (int k = 0; k < N; ++k) d_packed |= static_cast<uint64_t>(x[k][i].d) << (16 * k);
-        const __m128 dx = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(d_packed)));
-        const __m256 prod = _mm256_castps128_ps256(_mm_mul_ps(dx, _mm_set1_ps(dy[i])));
+        const __m256 prod = _mm256_mul_ps(f16x4_lanes(d_packed), _mm256_set1_ps(dy[i]));
         for (int k = 0; k < N; ++k) {
             const __m256i s = D::dot(start[i].v, L::load(x[k][i]), yq);
-            acc[k] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(prod, _mm256_set1_epi32(k)), _mm256_cvtepi32_ps(s), acc[k]);
+            acc[k] = _mm256_fmadd_ps(lane(prod, k), _mm256_cvtepi32_ps(s), acc[k]);
         }
     }
     for (int k = 0; k < N; ++k) out[k] = hsum(acc[k]);
