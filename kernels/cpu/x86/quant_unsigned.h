@@ -34,12 +34,29 @@ __m256i offset_lanes(__m256i y) {
 }
 
 // Up to four rows' f16 scales (packed, row k in bits 16k..16k+15) as f32 lanes 0..3, and lane
-// k of such a vector in all eight lanes: how the tiles and the matvec take each row's scale
-// product from one conversion and one multiply.
+// k of such a vector in all eight lanes: how the matvec takes each row's scale product from
+// one conversion and one multiply.
 inline __m256 f16x4_lanes(uint64_t packed) {
     return _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed))));
 }
 inline __m256 lane(__m256 v, int k) { return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(k)); }
+
+// The same for the tiles, with lanes 0..3 repeated in 4..7 so that an in-lane permute with an
+// immediate (vpermilps) takes lane k out: cheaper than the cross-lane one, and it holds no
+// index register, which a tile's accumulators need (q5_0 tile 111 -> 116 GFLOP/s; the matvec,
+// which takes only two products per conversion, loses 2 % to the extra duplication).
+inline __m256 f16x4_lanes_twice(uint64_t packed) {
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed)));
+    return _mm256_set_m128(f, f);
+}
+inline __m256 lane_twice(__m256 v, int k) {
+    switch (k) {
+        case 0: return _mm256_permute_ps(v, 0x00);
+        case 1: return _mm256_permute_ps(v, 0x55);
+        case 2: return _mm256_permute_ps(v, 0xAA);
+        default: return _mm256_permute_ps(v, 0xFF);
+    }
+}
 
 // Matvec: how far ahead of the rows being read the prefetches reach (Zen 4: 2 KB too close,
 // 4-8 KB alike).
@@ -50,45 +67,32 @@ inline void prefetch_rows(const uint8_t * p, size_t stride, int n_rows, size_t r
         for (size_t off = 0; off < row_bytes; off += 64) _mm_prefetch(reinterpret_cast<const char *>(p + r * stride + off), _MM_HINT_T0);
 }
 
-// R weight rows against T activation rows, as dot_q8_0_tile (same float steps in the same order).
-template <class L, class D, int R, int T>
-    requires(R <= 4)
-void unsigned_tile(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out,
-                   int64_t out_stride) {
-    using block = typename L::block;
-    const int64_t nb = n / 32;
-    __m256 acc[R][T];
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; ++i) {
-        __m256i x[R];
-        uint64_t dx_packed = 0;
-        for (int r = 0; r < R; ++r) {
-            const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
-            x[r] = L::load(b);
-            dx_packed |= static_cast<uint64_t>(b.d) << (16 * r);
-        }
-        // The R scale products of each token in one multiply; each pair takes its own with one
-        // lane permute (through memory, a store and broadcast loads, measured 4-10 % slower).
-        const __m256 dx = f16x4_lanes(dx_packed);
-        for (int t = 0; t < T; ++t) {
-            const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
-            const __m256 prod = _mm256_mul_ps(dx, _mm256_set1_ps(fp16(yb.d)));
-            const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb.qs));
-            const __m256i start = offset_lanes<L, D>(y);
-            for (int r = 0; r < R; ++r) {
-                const __m256i s = D::dot(start, x[r], y);
-                acc[r][t] = _mm256_fmadd_ps(lane(prod, r), _mm256_cvtepi32_ps(s), acc[r][t]);
-            }
-        }
-    }
-    for (int r = 0; r < R; ++r)
-        for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
-}
-
 // One block's offset lanes (see offset_lanes) as an element of a std::vector.
 struct offset_block {
     __m256i v;
+};
+
+// What every weight row of a call shares, worked out once per call (not once per row or tile):
+// each activation row's offset lanes and f32 scale per block, entry [t * nb + i].
+struct activation_offsets {
+    std::vector<offset_block> start;
+    std::vector<float> dy;
+
+    template <class L, class D>
+    void fill(const uint8_t * a, size_t a_stride, int64_t n_tokens, int64_t nb) {
+        const auto n = static_cast<size_t>(n_tokens * nb);
+        if (dy.size() < n) {
+            start.resize(n);
+            dy.resize(n);
+        }
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const auto * y = reinterpret_cast<const block_q8_0 *>(a + t * a_stride);
+            for (int64_t i = 0; i < nb; ++i) {
+                start[t * nb + i].v = offset_lanes<L, D>(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs)));
+                dy[t * nb + i] = fp16(y[i].d);
+            }
+        }
+    }
 };
 
 // N consecutive weight rows (from w, `stride` apart) against one activation row whose offset
@@ -131,52 +135,88 @@ template <class L, class D>
 void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     const int64_t nb = n / 32;
     const auto * y = static_cast<const block_q8_0 *>(a);
-    thread_local std::vector<offset_block> start;
-    thread_local std::vector<float> dy;
-    if (start.size() < static_cast<size_t>(nb)) {
-        start.resize(static_cast<size_t>(nb));
-        dy.resize(static_cast<size_t>(nb));
-    }
-    for (int64_t i = 0; i < nb; ++i) {
-        start[i].v = offset_lanes<L, D>(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(y[i].qs)));
-        dy[i] = fp16(y[i].d);
-    }
+    thread_local activation_offsets offsets;
+    offsets.fill<L, D>(static_cast<const uint8_t *>(a), 0, 1, nb);
+    const offset_block * start = offsets.start.data();
+    const float * dy = offsets.dy.data();
     const auto * wb = static_cast<const uint8_t *>(w);
     const size_t row_bytes = static_cast<size_t>(nb) * sizeof(typename L::block);
     int64_t r = 0;
     if constexpr (L::rows_per_step == 1) {
         for (; r < n_rows; ++r)
-            unsigned_rows_step<L, D, 1, false>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+            unsigned_rows_step<L, D, 1, false>(nb, wb + r * stride, stride, row_bytes, y, start, dy, out + r);
     } else {
         for (; r + 2 <= n_rows; r += 2)
-            unsigned_rows_step<L, D, 2>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
-        if (r < n_rows) unsigned_rows_step<L, D, 1>(nb, wb + r * stride, stride, row_bytes, y, start.data(), dy.data(), out + r);
+            unsigned_rows_step<L, D, 2>(nb, wb + r * stride, stride, row_bytes, y, start, dy, out + r);
+        if (r < n_rows) unsigned_rows_step<L, D, 1>(nb, wb + r * stride, stride, row_bytes, y, start, dy, out + r);
     }
 }
 
-template <class L, class D, int R, int T_max>
-void unsigned_tile_tokens(int64_t n, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
-                          int64_t n_tokens, float * out, int64_t out_stride) {
-    for_token_tiles<T_max>(n_tokens, [&]<int T>(int64_t t) {
-        unsigned_tile<L, D, R, T>(n, w, w_stride, a + t * a_stride, a_stride, out + t * out_stride, out_stride);
-    });
+// R weight rows against T activation rows, whose offset lanes and scales start at start / dy
+// (row t at t * nb). Per block, the R scale products of each token come from one multiply, each
+// (row, token) pair taking its own by a lane permute: through memory (products stored, then
+// broadcast loads) measured 4-6 % slower.
+template <class L, class D, int R, int T>
+    requires(R <= 4)
+void unsigned_tile(int64_t nb, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
+                   const offset_block * start, const float * dy, float * out, int64_t out_stride) {
+    using block = typename L::block;
+    __m256 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; ++i) {
+        __m256i x[R];
+        uint64_t dx_packed = 0;
+        for (int r = 0; r < R; ++r) {
+            const block & b = reinterpret_cast<const block *>(w + r * w_stride)[i];
+            x[r] = L::load(b);
+            dx_packed |= static_cast<uint64_t>(b.d) << (16 * r);
+        }
+        const __m256 dx = f16x4_lanes_twice(dx_packed);
+        for (int t = 0; t < T; ++t) {
+            const __m256 prod = _mm256_mul_ps(dx, _mm256_set1_ps(dy[t * nb + i]));
+            const block_q8_0 & yb = reinterpret_cast<const block_q8_0 *>(a + t * a_stride)[i];
+            const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(yb.qs));
+            const __m256i y_start = start[t * nb + i].v;
+            for (int r = 0; r < R; ++r) {
+                const __m256i s = D::dot(y_start, x[r], y);
+                acc[r][t] = _mm256_fmadd_ps(lane_twice(prod, r), _mm256_cvtepi32_ps(s), acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) out[t * out_stride + r] = hsum(acc[r][t]);
 }
 
-// Tiles of R rows x T tokens (T_max, then one smaller tile for the rest of the tokens).
-template <class L, class D, int R, int T = 4>
+// Prefill: tiles of R rows x T tokens (T_max, then one smaller tile for the rest of the
+// tokens), rows outer so a tile's rows stay in L1 while the tokens pass (tokens outer, rows
+// from L2: q5_0 tile 105 -> 70-86 GFLOP/s). Every token's offset lanes are worked out once for
+// the call (once per tile before: 105 -> 111 GFLOP/s).
+template <class L, class D, int R, int T_max = 4>
 void unsigned_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                     int64_t n_tokens, float * out, int64_t out_stride) {
     const auto * wb = static_cast<const uint8_t *>(w);
     const auto * ab = static_cast<const uint8_t *>(a);
+    const int64_t nb = n / 32;
+    thread_local activation_offsets offsets;
+    offsets.fill<L, D>(ab, a_stride, n_tokens, nb);
+    auto rows = [&]<int RR>(int64_t r) {
+        for_token_tiles<T_max>(n_tokens, [&]<int T>(int64_t t0) {
+            unsigned_tile<L, D, RR, T>(nb, wb + r * w_stride, w_stride, ab + t0 * a_stride, a_stride,
+                                       offsets.start.data() + t0 * nb, offsets.dy.data() + t0 * nb,
+                                       out + t0 * out_stride + r, out_stride);
+        });
+    };
     int64_t r = 0;
-    for (; r + R <= n_rows; r += R) unsigned_tile_tokens<L, D, R, T>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
-    for (; r < n_rows; ++r) unsigned_tile_tokens<L, D, 1, T>(n, wb + r * w_stride, w_stride, ab, a_stride, n_tokens, out + r, out_stride);
+    for (; r + R <= n_rows; r += R) rows.template operator()<R>(r);
+    for (; r < n_rows; ++r) rows.template operator()<1>(r);
 }
 
+// One row: the matvec's kernel (same float steps as the tiles).
 template <class L, class D>
 float unsigned_row(int64_t n, const void * w, const void * a) {
     float out;
-    unsigned_tile<L, D, 1, 1>(n, static_cast<const uint8_t *>(w), 0, static_cast<const uint8_t *>(a), 0, &out, 1);
+    unsigned_rows<L, D>(n, w, 0, a, &out, 1);
     return out;
 }
 
