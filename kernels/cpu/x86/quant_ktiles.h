@@ -6,11 +6,12 @@
 // its one-token order, tiles (a batch) its batch order. Each (row, token) pair of a tile runs
 // the same f32 operations whatever T is, so every tile shape gives the same bits.
 // Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
-// Thread-safety: pure functions.
+// Thread-safety: pure functions, plus k_tiles' thread_local row.
 #pragma once
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "kernels/blocks.h"
 #include "kernels/cpu/x86/avx2_util.h"
@@ -27,10 +28,13 @@ inline int32_t hsum_i32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-// [sum of v0's lanes, ..., sum of v3's lanes], exact.
+// [sum of v0's lanes, ..., sum of v3's lanes], exact. Unpacks and adds (one uop each), where
+// vphaddd is three.
 inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
-    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
-    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    const __m256i t01 = _mm256_add_epi32(_mm256_unpacklo_epi32(v0, v1), _mm256_unpackhi_epi32(v0, v1));
+    const __m256i t23 = _mm256_add_epi32(_mm256_unpacklo_epi32(v2, v3), _mm256_unpackhi_epi32(v2, v3));
+    const __m256i u = _mm256_add_epi32(_mm256_unpacklo_epi64(t01, t23), _mm256_unpackhi_epi64(t01, t23));
+    return _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
 }
 
 // llama.cpp's orders (ggml-cpu on x86), which its batch and its one-token products follow:
@@ -68,6 +72,7 @@ inline __m128i q4_K_min_pairs(__m128i mins, const block_q8_K & y) {
 // next 32) and the two sub-blocks' scales in all lanes.
 struct q4_K_pair {
     __m256i lo, hi, sl, sh;
+    q4_K_pair() = default;
     q4_K_pair(const block_q4_K & b, const q4_K_scales & sm, int j) {
         const __m256i m4 = _mm256_set1_epi8(0x0F);
         const __m256i bits = load256(b.qs + 32 * j);
@@ -102,26 +107,40 @@ float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
     return acc - acc_m;
 }
 
+// A q4_K super-block unpacked for the batch tile: every pair's quants and scales, the mins and
+// the two f32 scales.
+struct q4_K_unpacked {
+    q4_K_pair pairs[4];
+    __m128i mins;
+    float d, dmin;
+
+    q4_K_unpacked() = default;
+    explicit q4_K_unpacked(const block_q4_K & x) : d(fp16(x.d)), dmin(fp16(x.dmin)) {
+        const q4_K_scales sm(x);
+        for (int j = 0; j < 4; ++j) pairs[j] = q4_K_pair(x, sm, j);
+        mins = sm.mins;
+    }
+};
+
 // T <= 4 tokens in the batch order, one f32 lane per token (lanes past T repeat token 0 and
 // are dropped): the per-pair sums of all four tokens reduced together and one vector fma per
 // pair, where a scalar reduction and fma per token and pair had cost half the tile's time.
 template <class M, int T>
-void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
+void q4_K_batch_tile(int64_t nb, const q4_K_unpacked * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     __m128 acc = _mm_setzero_ps(), acc_m = _mm_setzero_ps();
-    for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const q4_K_scales sm(x[i]);
+    for (int64_t i = 0; i < nb; ++i) {
         const block_q8_K * y[4];
         __m128 m_pair[4];   // per token: M_0..M_3 (int32 bits)
         for (int t = 0; t < 4; ++t) {
             y[t] = reinterpret_cast<const block_q8_K *>(a + (t < T ? t : 0) * a_stride) + i;
-            m_pair[t] = _mm_castsi128_ps(q4_K_min_pairs(sm.mins, *y[t]));
+            m_pair[t] = _mm_castsi128_ps(q4_K_min_pairs(x[i].mins, *y[t]));
         }
         _MM_TRANSPOSE4_PS(m_pair[0], m_pair[1], m_pair[2], m_pair[3]);   // now per pair: the 4 tokens
         const __m128 dy = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
-        const __m128 d = _mm_mul_ps(_mm_set1_ps(fp16(x[i].d)), dy);
-        const __m128 dmin = _mm_mul_ps(_mm_set1_ps(fp16(x[i].dmin)), dy);
+        const __m128 d = _mm_mul_ps(_mm_set1_ps(x[i].d), dy);
+        const __m128 dmin = _mm_mul_ps(_mm_set1_ps(x[i].dmin), dy);
         for (int j = 0; j < 4; ++j) {
-            const q4_K_pair q(x[i], sm, j);
+            const q4_K_pair & q = x[i].pairs[j];
             __m256i v[4];
             for (int t = 0; t < 4; ++t) v[t] = q4_K_pair_lanes<M>(_mm256_setzero_si256(), q, *y[t], j);
             acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_i32(v[0], v[1], v[2], v[3])), d, acc);
@@ -133,107 +152,119 @@ void q4_K_batch_tile(int64_t n, const block_q4_K * x, const uint8_t * a, size_t 
     for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
 }
 
-template <class M, int T, bool Batch>
-void q6_K_tile(int64_t n, const block_q6_K * x, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m2 = _mm256_set1_epi8(3);
+// A q6_K super-block unpacked: its unsigned 6-bit quants of elements [32k, 32k + 32), each
+// register's two sub-block scales, all 16 scales as int16 lanes, and d.
+struct q6_K_unpacked {
+    __m256i q[8], sc[8];
+    __m256i all_scales;
+    float d;
+
+    q6_K_unpacked() = default;
+    explicit q6_K_unpacked(const block_q6_K & x) {
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256i m2 = _mm256_set1_epi8(3);
+        d = fp16(x.d);
+        all_scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x.scales)));
+        for (int j = 0; j < 2; ++j) {
+            const uint8_t * ql = x.ql + 64 * j;
+            const __m256i bits1 = load256(ql);
+            const __m256i bits2 = load256(ql + 32);
+            const __m256i bitsh = load256(x.qh + 32 * j);
+            __m256i * qj = q + 4 * j;
+            qj[0] = _mm256_or_si256(_mm256_and_si256(bits1, m4), _mm256_slli_epi16(_mm256_and_si256(bitsh, m2), 4));
+            qj[1] = _mm256_or_si256(_mm256_and_si256(bits2, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 2), m2), 4));
+            qj[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 4), m2), 4));
+            qj[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
+                                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 6), m2), 4));
+            // The 8 scales of this half in both 128-bit lanes (the permute needs an immediate).
+            const __m256i dup = j == 0 ? _mm256_permute2x128_si256(all_scales, all_scales, 0x00)
+                                       : _mm256_permute2x128_si256(all_scales, all_scales, 0x11);
+            for (int k = 0; k < 4; ++k) sc[4 * j + k] = pair_i16(dup, k);
+        }
+    }
+};
+
+// T tokens against the super-blocks block(0..nb): block(i) gives super-block i unpacked (made on
+// the spot from the row, or taken from a row unpacked beforehand).
+template <class M, int T, bool Batch, class Blocks>
+void q6_K_tile(int64_t nb, Blocks && block, const uint8_t * a, size_t a_stride, float * out, int64_t out_stride) {
     __m256 acc[T];
     float acc_batch[T];
     for (int t = 0; t < T; ++t) {
         acc[t] = _mm256_setzero_ps();
         acc_batch[t] = 0.0f;
     }
-    for (int64_t i = 0; i < n / k_qk_k; ++i) {
-        const float dx = fp16(x[i].d);
-        const __m256i all_scales = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i *>(x[i].scales)));
+    for (int64_t i = 0; i < nb; ++i) {
+        const q6_K_unpacked & x = block(i);
         const block_q8_K * y[T];
         __m256i sumi[T];
         for (int t = 0; t < T; ++t) {
             y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
             // The -32 offset of every quant, taken out once: -32 * sum_s scale_s * bsum_s.
-            const __m256i offs = _mm256_madd_epi16(all_scales, load256(y[t]->bsums));
+            const __m256i offs = _mm256_madd_epi16(x.all_scales, load256(y[t]->bsums));
             sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offs, 5));
         }
-        for (int j = 0; j < 2; ++j) {
-            const uint8_t * ql = x[i].ql + 64 * j;
-            const __m256i bits1 = load256(ql);
-            const __m256i bits2 = load256(ql + 32);
-            const __m256i bitsh = load256(x[i].qh + 32 * j);
-            // Unsigned 6-bit quants of elements [32k, 32k + 32) of this 128-element half.
-            const __m256i q[4] = {
-                _mm256_or_si256(_mm256_and_si256(bits1, m4), _mm256_slli_epi16(_mm256_and_si256(bitsh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(bits2, m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits1, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits2, 4), m4),
-                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(bitsh, 6), m2), 4)),
-            };
-            // The 8 scales of this half in both 128-bit lanes (the permute needs an immediate).
-            const __m256i dup = j == 0 ? _mm256_permute2x128_si256(all_scales, all_scales, 0x00)
-                                       : _mm256_permute2x128_si256(all_scales, all_scales, 0x11);
-            __m256i sc[4];
-            for (int k = 0; k < 4; ++k) sc[k] = pair_i16(dup, k);
+        for (int k = 0; k < 8; ++k)   // one register's quants and scales through every token
             for (int t = 0; t < T; ++t) {
-                const int8_t * q8 = y[t]->qs + 128 * j;
-                for (int k = 0; k < 4; ++k) {
-                    const __m256i p = _mm256_maddubs_epi16(q[k], load256(q8 + 32 * k));   // q <= 63: fits int16
-                    sumi[t] = M::madd_add(sumi[t], sc[k], p);
-                }
+                const __m256i p = _mm256_maddubs_epi16(x.q[k], load256(y[t]->qs + 32 * k));   // q <= 63: fits int16
+                sumi[t] = M::madd_add(sumi[t], x.sc[k], p);
             }
-        }
         for (int t = 0; t < T; ++t) {
             if constexpr (Batch)
-                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t])) * dx, y[t]->d, acc_batch[t]);
+                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t])) * x.d, y[t]->d, acc_batch[t]);
             else
-                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * dx), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * x.d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
         }
     }
     for (int t = 0; t < T; ++t) out[t * out_stride] = Batch ? acc_batch[t] : hsum(acc[t]);
 }
 
-// Tokens in groups of four, each group through every row: the group's activations (4 x 5.5 KiB
-// for ffn_down) stay in L1 while the rows pass, where one row through every token streamed all
-// the task's activations from L2 per row (q4_K, 8 rows x 47 tokens: 96 -> 103 GFLOP/s).
-template <class B, template <int> class K>
+// Rows one at a time, each row's super-blocks unpacked (U) once for all the task's tokens, which
+// pass in groups of four; tile<T>(nb, row, a, a_stride, out, out_stride) multiplies one group.
+// (Tokens outer, every row unpacked once per group: q4_K through matmul on one thread 98 -> 102,
+// and 104-106 with hsum4_i32's unpacks; q6_K 112 -> 118, 116-122 with its tokens inner.)
+template <class B, class U, class Tile>
 void k_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
-             int64_t n_tokens, float * out, int64_t out_stride) {
+             int64_t n_tokens, float * out, int64_t out_stride, Tile && tile) {
     const auto * ab = static_cast<const uint8_t *>(a);
-    for_token_tiles(n_tokens, [&]<int T>(int64_t t) {
-        for (int64_t r = 0; r < n_rows; ++r) {
-            const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
-            K<T>::run(n, x, ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
-        }
-    });
+    const int64_t nb = n / k_qk_k;
+    thread_local std::vector<U> row;
+    if (row.size() < static_cast<size_t>(nb)) row.resize(static_cast<size_t>(nb));
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const auto * x = reinterpret_cast<const B *>(static_cast<const uint8_t *>(w) + r * w_stride);
+        for (int64_t i = 0; i < nb; ++i) row[i] = U(x[i]);
+        for_token_tiles(n_tokens, [&]<int T>(int64_t t) {
+            tile.template operator()<T>(nb, row.data(), ab + t * a_stride, a_stride, out + t * out_stride + r, out_stride);
+        });
+    }
 }
 
 // Tiles are batches (matmul takes them for two or more tokens): llama.cpp's batch orders.
 template <class M>
 struct k_kernels {
-    template <int T>
-    struct q4_K {
-        static void run(int64_t n, const block_q4_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q4_K_batch_tile<M, T>(n, x, a, s, out, os); }
-    };
-    template <int T>
-    struct q6_K {
-        static void run(int64_t n, const block_q6_K * x, const uint8_t * a, size_t s, float * out, int64_t os) { q6_K_tile<M, T, true>(n, x, a, s, out, os); }
-    };
-
     static float vec_dot_q4_K(int64_t n, const void * w, const void * a) {
         return q4_K_one_token<M>(n, static_cast<const block_q4_K *>(w), static_cast<const block_q8_K *>(a));
     }
     static float vec_dot_q6_K(int64_t n, const void * w, const void * a) {
         float out;
-        q6_K_tile<M, 1, false>(n, static_cast<const block_q6_K *>(w), static_cast<const uint8_t *>(a), 0, &out, 1);
+        const auto * x = static_cast<const block_q6_K *>(w);
+        q6_K_tile<M, 1, false>(n / k_qk_k, [x](int64_t i) { return q6_K_unpacked(x[i]); }, static_cast<const uint8_t *>(a), 0, &out, 1);
         return out;
     }
     static void tile_q4_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                           int64_t n_tokens, float * out, int64_t out_stride) {
-        k_tiles<block_q4_K, q4_K>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+        k_tiles<block_q4_K, q4_K_unpacked>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride,
+                                           []<int T>(int64_t nb, const q4_K_unpacked * x, const uint8_t * y, size_t ys, float * o,
+                                                     int64_t os) { q4_K_batch_tile<M, T>(nb, x, y, ys, o, os); });
     }
     static void tile_q6_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                           int64_t n_tokens, float * out, int64_t out_stride) {
-        k_tiles<block_q6_K, q6_K>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);
+        k_tiles<block_q6_K, q6_K_unpacked>(
+            n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride,
+            []<int T>(int64_t nb, const q6_K_unpacked * x, const uint8_t * y, size_t ys, float * o, int64_t os) {
+                q6_K_tile<M, T, true>(nb, [x](int64_t i) -> const q6_K_unpacked & { return x[i]; }, y, ys, o, os);
+            });
     }
 };
 
