@@ -1,6 +1,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -301,8 +302,8 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
             const double es2 = ref.exp_sum16(a.data(), 2.0f, e2.data(), n);
             REQUIRE(es1 == es2);
             REQUIRE(std::memcmp(e1.data(), e2.data(), e1.size() * sizeof(float)) == 0);
-            for (int n_lanes : {16, 64}) {
-                const int64_t d = 2 * n_lanes, stride = d + 5;
+            for (auto [n_lanes, d] : {std::pair<int, int64_t>{16, 32}, {16, 64}, {64, 128}}) {
+                const int64_t stride = d + 5;
                 const auto kv = random_vec(static_cast<size_t>(n * stride + 64), 26);   // rows read up to 64 wide
                 const auto q = random_vec(static_cast<size_t>(d), 27);
                 std::vector<float> r1(static_cast<size_t>(n)), r2(static_cast<size_t>(n));

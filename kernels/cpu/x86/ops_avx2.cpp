@@ -285,9 +285,34 @@ void dot16_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_
     if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, d, out + i);
 }
 
+// 16 lanes with head_dim 64: the query in eight registers for the whole call, so each row's
+// fmas take only its own loads (dot16_rows4 loads the query again for every row: attention
+// prefill with an f16 cache, 512 tokens, 2 threads: 9.1 -> 8.0 ms). Two rows at a time, each
+// folded as fold16_256 does.
+void dot16_d64_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, float * out) {
+    __m256 qv[8];
+    for (int c = 0; c < 8; ++c) qv[c] = _mm256_loadu_ps(q + 8 * c);
+    int64_t i = 0;
+    for (; i + 2 <= n_rows; i += 2) {
+        const float * k0 = k + i * k_stride;
+        const float * k1 = k0 + k_stride;
+        __m256 lo0 = _mm256_setzero_ps(), hi0 = _mm256_setzero_ps(), lo1 = _mm256_setzero_ps(), hi1 = _mm256_setzero_ps();
+        for (int c = 0; c < 8; c += 2) {
+            lo0 = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(k0 + 8 * c), lo0);
+            hi0 = _mm256_fmadd_ps(qv[c + 1], _mm256_loadu_ps(k0 + 8 * c + 8), hi0);
+            lo1 = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(k1 + 8 * c), lo1);
+            hi1 = _mm256_fmadd_ps(qv[c + 1], _mm256_loadu_ps(k1 + 8 * c + 8), hi1);
+        }
+        out[i] = fold16_256(lo0, hi0);
+        out[i + 1] = fold16_256(lo1, hi1);
+    }
+    if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, 64, out + i);
+}
+
 void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, int n_lanes,
                          float * out) {
     if (n_lanes == 64) dot_lanes_rows_avx2_n<8>(q, k, k_stride, n_rows, d, out);
+    else if (d == 64) dot16_d64_avx2(q, k, k_stride, n_rows, out);
     else dot16_rows4_avx2(q, k, k_stride, n_rows, d, out);
 }
 
