@@ -316,15 +316,32 @@ void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int
     else dot16_rows4_avx2(q, k, k_stride, n_rows, d, out);
 }
 
-// Row by row, as the sums are defined: a lane's partial sums stay in L1 (n_lanes * d floats)
-// while v streams past once.
+// A lane takes its rows in order (l, l + n_lanes, ...). Blocks of 4 * n_lanes rows: each 8 columns
+// of a lane stay in a register through the lane's four rows of the block, so a lane is loaded
+// and stored once per four rows (once per row before: attention_prefill/f16, 512 tokens, 2 threads 7.5-7.9
+// -> 7.2-7.4 ms); the rest row by row.
 void lane_axpy_avx2(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
                     float * lanes) {
     if (d % 8 != 0) {
         lane_axpy_portable(p, v, v_stride, n_rows, d, n_lanes, lanes);
         return;
     }
-    for (int64_t i = 0; i < n_rows; ++i) {
+    constexpr int k_rows = 4;
+    const int64_t block = k_rows * n_lanes;
+    int64_t i0 = 0;
+    for (; i0 + block <= n_rows; i0 += block)
+        for (int64_t l = 0; l < n_lanes; ++l) {
+            float * lane = lanes + l * d;
+            __m256 pi[k_rows];
+            for (int m = 0; m < k_rows; ++m) pi[m] = _mm256_set1_ps(p[i0 + l + m * n_lanes]);
+            for (int64_t j = 0; j < d; j += 8) {
+                __m256 acc = _mm256_loadu_ps(lane + j);
+                for (int m = 0; m < k_rows; ++m)
+                    acc = _mm256_fmadd_ps(pi[m], _mm256_loadu_ps(v + (i0 + l + m * n_lanes) * v_stride + j), acc);
+                _mm256_storeu_ps(lane + j, acc);
+            }
+        }
+    for (int64_t i = i0; i < n_rows; ++i) {
         float * lane = lanes + (i % n_lanes) * d;
         const float * vi = v + i * v_stride;
         const __m256 pi = _mm256_set1_ps(p[i]);
