@@ -316,10 +316,10 @@ void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int
     else dot16_rows4_avx2(q, k, k_stride, n_rows, d, out);
 }
 
-// A lane takes its rows in order (l, l + n_lanes, ...). Blocks of 4 * n_lanes rows: each 8 columns
-// of a lane stay in a register through the lane's four rows of the block, so a lane is loaded
-// and stored once per four rows (once per row before: attention_prefill/f16, 512 tokens, 2 threads 7.5-7.9
-// -> 7.2-7.4 ms); the rest row by row.
+// A lane takes its rows in order (l, l + n_lanes, ...). Blocks of 4 * n_lanes rows: each 8
+// columns of a lane stay in a register through the lane's four rows of the block, so a lane is
+// loaded and stored once per four rows (once per row before: attention_prefill/f16, 512
+// tokens, 2 threads 7.5-7.9 -> 7.2-7.4 ms); the rest row by row.
 void lane_axpy_avx2(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
                     float * lanes) {
     if (d % 8 != 0) {

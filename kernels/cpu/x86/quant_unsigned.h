@@ -158,9 +158,9 @@ void unsigned_tile(int64_t nb, const unpacked_block * w, const uint8_t * a, size
 }
 
 // Prefill: tiles of R rows x T tokens (T_max, then one smaller tile for the rest of the
-// tokens), rows outer so a tile's rows stay in L1 while the tokens pass (tokens outer, rows
-// from L2: q5_0 tile 105 -> 70-86 GFLOP/s). Every token's offset lanes are worked out once for
-// the call (once per tile before: 105 -> 111 GFLOP/s).
+// tokens), rows outer so a tile's unpacked rows stay in L1 while the tokens pass (tokens outer,
+// with every row of the call unpacked first, measured no faster through matmul). Every token's
+// offset lanes are worked out once for the call (once per tile before: 105 -> 111 GFLOP/s).
 template <class L, class D, int R, int T_max = 4>
 void unsigned_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                     int64_t n_tokens, float * out, int64_t out_stride) {
