@@ -125,7 +125,7 @@ TEST_CASE("vec_dot_rows equals vec_dot row by row, bit for bit", "[kernels][quan
     const int n_rows = GENERATE(1, 3, 4, 5, 8, 13);
     for (tensor_type t : k_weight_types) {
         const int64_t bs = tensor_type_info(t).block_size == 1 ? 37 : tensor_type_info(t).block_size;   // odd for plain types
-        const int64_t n = 3 * bs;
+        const int64_t n = 7 * bs;   // 7 blocks: a kernel's 4-block steps and its tail
         const size_t stride = row_size(t, n) + 64;   // rows need not be packed
         std::vector<uint8_t> w(stride * n_rows);
         for (int r = 0; r < n_rows; ++r) {
@@ -152,7 +152,7 @@ TEST_CASE("vec_dot_tile equals vec_dot for every row and token, bit for bit (or,
     const int n_tokens = GENERATE(1, 2, 3, 4, 5, 9);
     for (tensor_type t : k_weight_types) {
         const int64_t bs = tensor_type_info(t).block_size == 1 ? 37 : tensor_type_info(t).block_size;
-        const int64_t n = 3 * bs;
+        const int64_t n = 7 * bs;   // 7 blocks: a kernel's 4-block steps and its tail
         const size_t w_stride = row_size(t, n) + 32;
         std::vector<uint8_t> w(w_stride * n_rows);
         for (int r = 0; r < n_rows; ++r) {
