@@ -1,5 +1,6 @@
 #include "kernels/ops.h"
 
+#include <algorithm>
 #include <array>
 #include <cassert>
 #include <cmath>
@@ -46,11 +47,25 @@ void rope_cos_sin(int32_t pos, const rope_params & p, float * cos_out, float * s
 }  // namespace
 
 void rms_norm(const float * x, const float * w, float * y, int64_t n_tokens, int64_t n, float eps) {
+    // Each row's sum of squares in double and in order (ggml's), four rows side by side: one
+    // row's sum is a chain of dependent adds, four independent chains overlap.
+    constexpr int64_t k_rows = 4;
+    double sums[k_rows];
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float * xr = x + t * n;
         float * yr = y + t * n;
-        double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(xr[i] * xr[i]);
+        if (t % k_rows == 0) {
+            const int64_t rows = std::min(k_rows, n_tokens - t);
+            for (int64_t k = 0; k < k_rows; ++k) sums[k] = 0.0;
+            if (rows == k_rows) {
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t k = 0; k < k_rows; ++k) sums[k] += static_cast<double>(xr[k * n + i] * xr[k * n + i]);
+            } else {
+                for (int64_t k = 0; k < rows; ++k)
+                    for (int64_t i = 0; i < n; ++i) sums[k] += static_cast<double>(xr[k * n + i] * xr[k * n + i]);
+            }
+        }
+        const double sum = sums[t % k_rows];
         const float mean = static_cast<float>(sum / static_cast<double>(n));
         const float scale = 1.0f / std::sqrt(mean + eps);
         if (w) {
@@ -94,10 +109,15 @@ void rope(float * x, int64_t n_tokens, int64_t n_head, int64_t head_dim, const i
     // normal: pair i is (2i, 2i + 1); neox: pair i is (i, i + n_rot/2).
     const int64_t stride = p.mode == rope_mode::normal ? 2 : 1;
     const int64_t offset = p.mode == rope_mode::normal ? 1 : n_pairs;
+    const auto rotate = simd::active_f32_kernels().rotate_pairs;
     for (int64_t t = 0; t < n_tokens; ++t) {
         rope_cos_sin(pos[t], p, cos_t.data(), sin_t.data());
         for (int64_t h = 0; h < n_head; ++h) {
             float * v = x + (t * n_head + h) * head_dim;
+            if (p.mode == rope_mode::neox) {   // the pairs' halves are contiguous: vectors
+                rotate(v, v + n_pairs, cos_t.data(), sin_t.data(), n_pairs);
+                continue;
+            }
             for (int64_t i = 0; i < n_pairs; ++i) {
                 float * a = v + i * stride;
                 const float x0 = a[0], x1 = a[offset];

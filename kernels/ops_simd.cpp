@@ -157,10 +157,23 @@ void weighted_sum_portable(const float * p, const float * v, int64_t v_stride, i
     for (int64_t i = 0; i < n_rows; ++i) axpy_portable(p[i], v + i * v_stride, acc, d);
 }
 
+}  // namespace
+
+void rotate_pairs_portable(float * a, float * b, const float * c, const float * s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const float x0 = a[i], x1 = b[i];
+        a[i] = std::fma(x0, c[i], -(x1 * s[i]));
+        b[i] = std::fma(x0, s[i], x1 * c[i]);
+    }
+}
+
+namespace {
+
 constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axpy_portable,
                                  scale_portable,       exp_shifted_portable, silu_portable,
                                  swiglu_portable,      dot_rows_portable,    weighted_sum_portable,
-                                 exp_sum16_portable,   dot_lanes_rows_portable, lane_axpy_portable};
+                                 exp_sum16_portable,   dot_lanes_rows_portable, lane_axpy_portable,
+                                 rotate_pairs_portable};
 
 }  // namespace
 

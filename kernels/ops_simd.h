@@ -47,6 +47,9 @@ struct f32_kernels {
     // sums of the dot products of p with each column of v.
     void (*lane_axpy)(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
                       float * lanes);
+    // RoPE's rotation of the pairs (a[i], b[i]) by the angles with cos c[i] and sin s[i], as
+    // ggml's FMA build contracts it: a = fma(a, c, -(b * s)), b = fma(a, s, b * c).
+    void (*rotate_pairs)(float * a, float * b, const float * c, const float * s, int64_t n);
 };
 
 // exp(x) as ggml_v_expf computes it in an AVX-512 build (the golden llama.cpp's): a degree-5
@@ -69,6 +72,7 @@ void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride,
                              int n_lanes, float * out);
 void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
                         float * lanes);
+void rotate_pairs_portable(float * a, float * b, const float * c, const float * s, int64_t n);
 
 // The portable variant for isa::scalar and any ISA without its own; defined for every isa.
 const f32_kernels & f32_kernels_for(cpu::isa i);

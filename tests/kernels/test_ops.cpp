@@ -24,8 +24,9 @@ std::vector<float> random_vec(size_t n, uint32_t seed, float sd = 1.0f, float me
 
 }  // namespace
 
-TEST_CASE("rms_norm matches a double reference, with and without weight, in place", "[kernels][ops]") {
-    const int64_t n_tokens = 3;
+TEST_CASE("rms_norm matches a double reference, with and without weight, in place, each row as alone",
+          "[kernels][ops]") {
+    const int64_t n_tokens = GENERATE(3, 9);   // rows go by four: a group and a tail
     const int64_t n = GENERATE(1, 7, 64, 4096);
     const float eps = 1e-5f;
     const auto x = random_vec(static_cast<size_t>(n_tokens * n), 1, 2.0f, 0.3f);
@@ -36,6 +37,11 @@ TEST_CASE("rms_norm matches a double reference, with and without weight, in plac
         std::vector<float> inplace = x;
         k::rms_norm(inplace.data(), with_w ? w.data() : nullptr, inplace.data(), n_tokens, n, eps);
         CHECK(inplace == y);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            std::vector<float> alone(static_cast<size_t>(n));
+            k::rms_norm(x.data() + t * n, with_w ? w.data() : nullptr, alone.data(), 1, n, eps);
+            CHECK(std::memcmp(alone.data(), y.data() + t * n, alone.size() * sizeof(float)) == 0);
+        }
         for (int64_t t = 0; t < n_tokens; ++t) {
             double ss = 0;
             for (int64_t i = 0; i < n; ++i) ss += double(x[t * n + i]) * x[t * n + i];
@@ -317,6 +323,16 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
                     ref.lane_axpy(p.data(), kv.data(), stride, n, dv, n_lanes, l2.data());
                     REQUIRE(std::memcmp(l1.data(), l2.data(), l1.size() * sizeof(float)) == 0);
                 }
+            }
+
+            {
+                auto a1 = random_vec(static_cast<size_t>(n), 30), b1 = random_vec(static_cast<size_t>(n), 31);
+                auto a2 = a1, b2 = b1;
+                const auto c = random_vec(static_cast<size_t>(n), 32), sn = random_vec(static_cast<size_t>(n), 33);
+                v.rotate_pairs(a1.data(), b1.data(), c.data(), sn.data(), n);
+                ref.rotate_pairs(a2.data(), b2.data(), c.data(), sn.data(), n);
+                REQUIRE(std::memcmp(a1.data(), a2.data(), a1.size() * sizeof(float)) == 0);
+                REQUIRE(std::memcmp(b1.data(), b2.data(), b1.size() * sizeof(float)) == 0);
             }
 
             std::vector<float> o1(static_cast<size_t>(n)), o2(static_cast<size_t>(n));

@@ -156,7 +156,8 @@ const f32_kernels & f32_kernels_neon() {
     static constexpr f32_kernels k{cpu::isa::neon,      dot_neon,           axpy_neon,
                                    scale_neon,          exp_shifted_neon,   silu_neon,
                                    swiglu_neon,         dot_rows_neon,      weighted_sum_neon,
-                                   exp_sum16_portable,  dot_lanes_rows_portable, lane_axpy_portable};
+                                   exp_sum16_portable,  dot_lanes_rows_portable, lane_axpy_portable,
+                                   rotate_pairs_portable};
     return k;
 }
 

@@ -350,12 +350,25 @@ void lane_axpy_avx2(const float * p, const float * v, int64_t v_stride, int64_t 
     }
 }
 
+void rotate_pairs_avx2(float * a, float * b, const float * c, const float * s, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(b + i);
+        const __m256 ci = _mm256_loadu_ps(c + i), si = _mm256_loadu_ps(s + i);
+        const __m256 neg_x1s = _mm256_xor_ps(_mm256_mul_ps(x1, si), _mm256_set1_ps(-0.0f));
+        _mm256_storeu_ps(a + i, _mm256_fmadd_ps(x0, ci, neg_x1s));
+        _mm256_storeu_ps(b + i, _mm256_fmadd_ps(x0, si, _mm256_mul_ps(x1, ci)));
+    }
+    rotate_pairs_portable(a + i, b + i, c + i, s + i, n - i);
+}
+
 }  // namespace
 
 const f32_kernels & f32_kernels_avx2() {
     static constexpr f32_kernels k{cpu::isa::avx2,  dot_avx2,        axpy_avx2,      scale_avx2,
                                    exp_shifted_avx2, silu_avx2,      swiglu_avx2,    dot_rows_avx2,
-                                   weighted_sum_avx2, exp_sum16_avx2, dot_lanes_rows_avx2, lane_axpy_avx2};
+                                   weighted_sum_avx2, exp_sum16_avx2, dot_lanes_rows_avx2, lane_axpy_avx2,
+                                   rotate_pairs_avx2};
     return k;
 }
 
