@@ -8,12 +8,13 @@
 namespace hearth::kernels {
 namespace {
 
-// Matvec: weight bytes per task. Large enough that the atomic hand-out costs little next to
-// streaming the rows (~2 µs of memory time), small enough that a thread descheduled mid-task
-// holds back little work and both threads finish together. Each thread runs its own
-// contiguous share of the tasks first (parallel_for_contiguous), so task boundaries do not
-// break its memory stream.
-constexpr size_t k_matvec_task_bytes = 32 * 1024;
+// Matvec: weight bytes per task. The q4_0 / q5_0 / q8_0 matvec streams a task's rows as two
+// sequential halves, which the prefetchers need to be long (decode tg128, 2 threads,
+// alternating runs: 32 KiB 67-68 t/s, 128 KiB 79-90, 256 KiB 80-90; one stream per task had
+// 72-80 at 32 KiB); a thread descheduled mid-task still holds back little (256 KiB: ~15 µs of
+// memory time). Each thread runs its own contiguous share of the tasks first
+// (parallel_for_contiguous), so task boundaries do not break its memory stream.
+constexpr size_t k_matvec_task_bytes = 256 * 1024;
 // Batched: a tile is a block of weight rows (kept in L1/L2 while every token of the tile passes
 // over it) times a block of activation rows (kept in L2 while the weight rows change). What a
 // kernel works out once per task for its tokens is shared by more rows with larger row blocks
@@ -105,7 +106,9 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
     // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
     if (p.n_tokens == 1) {
         const auto total_bytes = static_cast<size_t>(p.n_rows) * p.w_stride;
-        const int64_t n_blocks = std::max<int64_t>(1, static_cast<int64_t>(total_bytes / k_matvec_task_bytes));
+        // At least two tasks per thread where the rows allow, so a slow thread's work moves over.
+        const int64_t n_blocks = std::max<int64_t>(static_cast<int64_t>(total_bytes / k_matvec_task_bytes),
+                                                   2 * static_cast<int64_t>(pool.n_threads()));
         p.rows_per_block = round_up(ceil_div(p.n_rows, n_blocks), 4);
         p.tokens_per_block = 1;
     } else {
