@@ -91,12 +91,13 @@ __m256 scale_products4(const B * x, const float * dy) {
 
 // Matvec: one activation row against many weight rows, so each block's offset lanes are worked
 // out once for the call, not once per row. Rows go in pairs, one from each half of the call's
-// rows: two accumulation chains (one row's chain, an FMA's latency per block, bound the loop
-// once the scale products came four at a time) and two long sequential streams, which the
-// hardware prefetchers follow. One thread, 896-column rows, against one row at a time: q5_0
-// 20.7 -> 23.3 GB/s in cache and 16.4 -> 19.2-20.6 from memory, q8_0 37 -> 45 and 25 -> 28-30.
-// Two adjacent rows interleaved fell to 6 GB/s from memory (both streams jump at every pair).
-// Each row keeps its own order of sums (llama.cpp's one-token order): the pairing changes no bit.
+// rows (rows_in_halves): two accumulation chains (one row's chain, an FMA's latency per block,
+// bound the loop once the scale products came four at a time) in two long sequential streams.
+// One thread, 896-column rows, against one row at a time: q5_0 20.7 -> 23.3 GB/s in cache and
+// 16.4 -> 19.2-20.6 from memory, q8_0 37 -> 45 and 25 -> 28-30. Each row keeps its own order
+// of sums (llama.cpp's one-token order), so the pairing changes no bit. (q4_K's one-token dot,
+// bound by its own work at 16.5 GB/s, gained nothing from the halves and lost 25 % from two
+// rows side by side.)
 template <class L, class D>
 void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     using block = typename L::block;
@@ -133,9 +134,7 @@ void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, flo
             for (int k = 0; k < RR; ++k) add_block(k, i, _mm256_set1_ps(fp16(x[k][i].d) * dy[i]));
         for (int k = 0; k < RR; ++k) out[r + k * dr] = hsum(acc[k]);
     };
-    const int64_t h = n_rows / 2;
-    for (int64_t r = 0; r < h; ++r) rows.template operator()<2>(r, h);
-    if (n_rows % 2) rows.template operator()<1>(n_rows - 1, 0);
+    rows_in_halves(n_rows, rows);
 }
 
 // Block i of a tile's R weight rows, unpacked once for all the tile's token tiles (not once
