@@ -275,6 +275,14 @@ TEST_CASE("quantize_row: every ISA path equals the scalar reference byte for byt
         auto x = test::random_floats(n, 11u + static_cast<uint32_t>(n_blocks), 2.0f);
         x[5] = 0.0f;
         x[40] = 1e-8f;   // subnormal in f16
+        // The largest magnitude twice with both signs (q8_K's scale takes the first's sign): in
+        // one group of 8 in the first block, far apart in the next.
+        x[105] = -50.0f;
+        x[107] = 50.0f;
+        if (n_blocks > 1) {
+            x[256 + 100] = -60.0f;
+            x[256 + 201] = 60.0f;
+        }
         std::vector<uint8_t> want(row_size(t, n));
         scalar()[t].quantize_row(x.data(), want.data(), n);
         for (cpu::isa isa : cpu::available_isas()) {
