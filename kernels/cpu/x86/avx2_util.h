@@ -69,16 +69,5 @@ inline void for_token_tiles(int64_t n_tokens, F && tile) {
     token_tile_tail<N - 1>(n_tokens - t, t, tile);
 }
 
-// A matvec's rows in pairs, one from each half (rows r and r + n_rows / 2), then the odd row
-// left: rows(r, dr) takes R rows from r on, dr apart. Two long sequential streams the hardware
-// prefetchers follow, and two rows' work to overlap (adjacent rows interleaved make both
-// streams jump at every pair: q5_0 from memory fell from 16 to 6 GB/s).
-template <class F>
-inline void rows_in_halves(int64_t n_rows, F && rows) {
-    const int64_t h = n_rows / 2;
-    for (int64_t r = 0; r < h; ++r) rows.template operator()<2>(r, h);
-    if (n_rows % 2) rows.template operator()<1>(n_rows - 1, 0);
-}
-
 }  // namespace
 }  // namespace hearth::kernels::cpu::avx2

@@ -35,7 +35,6 @@ float vec_dot_q3_K(int64_t n, const void * w, const void * a);
 float vec_dot_q4_K(int64_t n, const void * w, const void * a);
 float vec_dot_q5_K(int64_t n, const void * w, const void * a);
 float vec_dot_q6_K(int64_t n, const void * w, const void * a);
-void vec_dot_rows_q6_K(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows);
 void vec_dot_tile_q4_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                        int64_t n_tokens, float * out, int64_t out_stride);
 void vec_dot_tile_q6_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,

@@ -19,7 +19,7 @@ void add_quant_kernels_avx2(quant_kernels & table) {
     set_vec_dot<avx2::vec_dot_q3_K>(table, tt::q3_k);
     set_vec_dot<avx2::vec_dot_q4_K, vec_dot_rows_by_row<avx2::vec_dot_q4_K>, avx2::vec_dot_tile_q4_K>(table, tt::q4_k);
     set_vec_dot<avx2::vec_dot_q5_K>(table, tt::q5_k);
-    set_vec_dot<avx2::vec_dot_q6_K, avx2::vec_dot_rows_q6_K, avx2::vec_dot_tile_q6_K>(table, tt::q6_k);
+    set_vec_dot<avx2::vec_dot_q6_K, vec_dot_rows_in_halves<avx2::vec_dot_q6_K>, avx2::vec_dot_tile_q6_K>(table, tt::q6_k);
     table[tt::q4_k].tile_batch_order = table[tt::q6_k].tile_batch_order = true;
     set_vec_dot<avx2::vec_dot_iq4_xs>(table, tt::iq4_xs);
 

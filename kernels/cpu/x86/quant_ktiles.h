@@ -277,13 +277,6 @@ struct k_kernels {
         q6_K_tile<M, 1, false>(n / k_qk_k, [x](int64_t i) { return q6_K_raw(x[i]); }, static_cast<const uint8_t *>(a), 0, &out, 1);
         return out;
     }
-    // Whole rows, alternately from the two halves (two streams: 27.6 -> 29.4 GB/s from memory on
-    // one thread); q4_K's one-token dot is bound by its own work and gains nothing so.
-    static void rows_q6_K(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-        rows_in_halves(n_rows, [&]<int R>(int64_t r, int64_t dr) {
-            for (int k = 0; k < R; ++k) out[r + k * dr] = vec_dot_q6_K(n, static_cast<const uint8_t *>(w) + (r + k * dr) * stride, a);
-        });
-    }
     static void tile_q4_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                           int64_t n_tokens, float * out, int64_t out_stride) {
         k_tiles<block_q4_K, q4_K_unpacked>(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride,

@@ -18,10 +18,6 @@ float vec_dot_q4_K(int64_t n, const void * w, const void * a) { return kernels_a
 
 float vec_dot_q6_K(int64_t n, const void * w, const void * a) { return kernels_avx2::vec_dot_q6_K(n, w, a); }
 
-void vec_dot_rows_q6_K(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
-    kernels_avx2::rows_q6_K(n, w, stride, a, out, n_rows);
-}
-
 void vec_dot_tile_q4_K(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
                        int64_t n_tokens, float * out, int64_t out_stride) {
     kernels_avx2::tile_q4_K(n, w, w_stride, n_rows, a, a_stride, n_tokens, out, out_stride);

@@ -18,7 +18,7 @@ using kernels_vnni = avx2::k_kernels<madd_vnni>;
 void add_kquant_kernels_avx512_vnni(quant_kernels & table) {
     using tt = tensor_type;
     set_vec_dot<kernels_vnni::vec_dot_q4_K, vec_dot_rows_by_row<kernels_vnni::vec_dot_q4_K>, kernels_vnni::tile_q4_K>(table, tt::q4_k);
-    set_vec_dot<kernels_vnni::vec_dot_q6_K, kernels_vnni::rows_q6_K, kernels_vnni::tile_q6_K>(table, tt::q6_k);
+    set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>, kernels_vnni::tile_q6_K>(table, tt::q6_k);
 }
 
 }  // namespace hearth::kernels::cpu

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kernels/blocks.h"
+#include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/avx2_util.h"
 
 namespace hearth::kernels::cpu::avx2 {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/blocks.h"
+#include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/avx2_util.h"
 
 namespace hearth::kernels::cpu::avx2 {
