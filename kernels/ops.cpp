@@ -48,30 +48,30 @@ void rope_cos_sin(int32_t pos, const rope_params & p, float * cos_out, float * s
 
 void rms_norm(const float * x, const float * w, float * y, int64_t n_tokens, int64_t n, float eps) {
     // Each row's sum of squares in double and in order (ggml's), four rows side by side: one
-    // row's sum is a chain of dependent adds, four independent chains overlap.
+    // row's sum is a chain of dependent adds, four independent chains overlap. A group's sums
+    // are all taken before any of its rows is written (x may be y).
     constexpr int64_t k_rows = 4;
-    double sums[k_rows];
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        const float * xr = x + t * n;
-        float * yr = y + t * n;
-        if (t % k_rows == 0) {
-            const int64_t rows = std::min(k_rows, n_tokens - t);
-            for (int64_t k = 0; k < k_rows; ++k) sums[k] = 0.0;
-            if (rows == k_rows) {
-                for (int64_t i = 0; i < n; ++i)
-                    for (int64_t k = 0; k < k_rows; ++k) sums[k] += static_cast<double>(xr[k * n + i] * xr[k * n + i]);
-            } else {
-                for (int64_t k = 0; k < rows; ++k)
-                    for (int64_t i = 0; i < n; ++i) sums[k] += static_cast<double>(xr[k * n + i] * xr[k * n + i]);
-            }
-        }
-        const double sum = sums[t % k_rows];
-        const float mean = static_cast<float>(sum / static_cast<double>(n));
-        const float scale = 1.0f / std::sqrt(mean + eps);
-        if (w) {
-            for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] * scale) * w[i];
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += k_rows) {
+        const float * xg = x + t0 * n;
+        const int64_t rows = std::min(k_rows, n_tokens - t0);
+        double sums[k_rows] = {};
+        if (rows == k_rows) {   // a constant count, so the four chains interleave
+            for (int64_t i = 0; i < n; ++i)
+                for (int64_t k = 0; k < k_rows; ++k) sums[k] += static_cast<double>(xg[k * n + i] * xg[k * n + i]);
         } else {
-            for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale;
+            for (int64_t k = 0; k < rows; ++k)
+                for (int64_t i = 0; i < n; ++i) sums[k] += static_cast<double>(xg[k * n + i] * xg[k * n + i]);
+        }
+        for (int64_t k = 0; k < rows; ++k) {
+            const float * xr = xg + k * n;
+            float * yr = y + (t0 + k) * n;
+            const float mean = static_cast<float>(sums[k] / static_cast<double>(n));
+            const float scale = 1.0f / std::sqrt(mean + eps);
+            if (w) {
+                for (int64_t i = 0; i < n; ++i) yr[i] = (xr[i] * scale) * w[i];
+            } else {
+                for (int64_t i = 0; i < n; ++i) yr[i] = xr[i] * scale;
+            }
         }
     }
 }

@@ -275,25 +275,34 @@ void dot_lanes_rows_avx2_n(const float * q, const float * k, int64_t k_stride, i
     }
 }
 
-// 16 lanes, four rows at a time: each row's 16 lanes go to 8 (lo + hi) and 4 (the 128-bit
-// halves) in registers; a 4 x 4 transpose then puts lane k of the four rows in one register,
-// so the last steps, (l0 + l2) + (l1 + l3), are four rows' at once. Same sums as fold16.
+// Four rows' 16 lanes (lo: lanes 0..7, hi: 8..15) folded as fold16 does, into out[0..4): each
+// row's lanes go to 8 (lo + hi) and 4 (the 128-bit halves) in registers; a 4 x 4 transpose
+// then puts lane k of the four rows in one register, so the last steps, (l0 + l2) + (l1 + l3),
+// are four rows' at once.
+inline void fold16_rows4(const __m256 lo[4], const __m256 hi[4], float * out) {
+    __m128 h[4];
+    for (int r = 0; r < 4; ++r) {
+        const __m256 a = _mm256_add_ps(lo[r], hi[r]);
+        h[r] = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    }
+    _MM_TRANSPOSE4_PS(h[0], h[1], h[2], h[3]);   // h[k] = lane k of the four rows
+    _mm_storeu_ps(out, _mm_add_ps(_mm_add_ps(h[0], h[2]), _mm_add_ps(h[1], h[3])));
+}
+
+// 16 lanes, four rows at a time, folded together (fold16_rows4).
 void dot16_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float * out) {
     int64_t i = 0;
     for (; i + 4 <= n_rows; i += 4) {
-        __m128 r[4];
+        __m256 lo[4], hi[4];
         for (int row = 0; row < 4; ++row) {
             const float * ki = k + (i + row) * k_stride;
-            __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+            lo[row] = hi[row] = _mm256_setzero_ps();
             for (int64_t j = 0; j < d; j += 16) {
-                lo = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), _mm256_loadu_ps(ki + j), lo);
-                hi = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8), _mm256_loadu_ps(ki + j + 8), hi);
+                lo[row] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), _mm256_loadu_ps(ki + j), lo[row]);
+                hi[row] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8), _mm256_loadu_ps(ki + j + 8), hi[row]);
             }
-            const __m256 a = _mm256_add_ps(lo, hi);
-            r[row] = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
         }
-        _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);   // r[k] = lane k of rows i..i+3
-        _mm_storeu_ps(out + i, _mm_add_ps(_mm_add_ps(r[0], r[2]), _mm_add_ps(r[1], r[3])));
+        fold16_rows4(lo, hi, out + i);
     }
     if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, d, out + i);
 }
@@ -302,7 +311,7 @@ void dot16_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_
 // fmas take only its own loads (dot16_rows4 loads the query again for every row: attention
 // prefill with an f16 cache, 512 tokens, 2 threads: 9.1 -> 8.0 ms). Four rows at a time, eight
 // chains of fmas (two rows' four were bound by the fma latency: 7.3-7.5 -> 6.9-7.0 ms), folded
-// together as dot16_rows4 does.
+// together (fold16_rows4).
 void dot16_d64_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, float * out) {
     __m256 qv[8];
     for (int c = 0; c < 8; ++c) qv[c] = _mm256_loadu_ps(q + 8 * c);
@@ -316,13 +325,7 @@ void dot16_d64_avx2(const float * q, const float * k, int64_t k_stride, int64_t 
                 lo[r] = _mm256_fmadd_ps(qv[c], _mm256_loadu_ps(kr), lo[r]);
                 hi[r] = _mm256_fmadd_ps(qv[c + 1], _mm256_loadu_ps(kr + 8), hi[r]);
             }
-        __m128 h[4];
-        for (int r = 0; r < 4; ++r) {
-            const __m256 a = _mm256_add_ps(lo[r], hi[r]);
-            h[r] = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
-        }
-        _MM_TRANSPOSE4_PS(h[0], h[1], h[2], h[3]);   // h[k] = lane k of rows i..i+3
-        _mm_storeu_ps(out + i, _mm_add_ps(_mm_add_ps(h[0], h[2]), _mm_add_ps(h[1], h[3])));
+        fold16_rows4(lo, hi, out + i);
     }
     if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, 64, out + i);
 }

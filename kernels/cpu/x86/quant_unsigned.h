@@ -38,8 +38,9 @@ __m256i offset_lanes(__m256i y) {
 // product from one conversion and one multiply. The in-lane permute with an immediate
 // (vpermilps) is cheaper than a cross-lane one (vpermps) and holds no index register, which a
 // tile's accumulators need (q5_0 tile 111 -> 116 GFLOP/s).
+inline __m128 f16x4(uint64_t packed) { return _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed))); }
 inline __m256 f16x4_lanes(uint64_t packed) {
-    const __m128 f = _mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed)));
+    const __m128 f = f16x4(packed);
     return _mm256_set_m128(f, f);
 }
 inline __m256 lane(__m256 v, int k) {
@@ -86,7 +87,7 @@ template <class B>
 __m256 scale_products4(const B * x, const float * dy) {
     const uint64_t packed = static_cast<uint64_t>(x[0].d) | static_cast<uint64_t>(x[1].d) << 16 |
                             static_cast<uint64_t>(x[2].d) << 32 | static_cast<uint64_t>(x[3].d) << 48;
-    const __m128 p = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi64_si128(static_cast<long long>(packed))), _mm_loadu_ps(dy));
+    const __m128 p = _mm_mul_ps(f16x4(packed), _mm_loadu_ps(dy));
     return _mm256_set_m128(p, p);
 }
 
