@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <vector>
 
 #include "kernels/quant.h"
 
@@ -11,10 +12,14 @@ namespace {
 // Matvec: weight bytes per task. The q4_0 / q5_0 / q8_0 matvec streams a task's rows as two
 // sequential halves, which the prefetchers need to be long (decode tg128, 2 threads,
 // alternating runs: 32 KiB 67-68 t/s, 128 KiB 79-90, 256 KiB 80-90; one stream per task had
-// 72-80 at 32 KiB); a thread descheduled mid-task still holds back little (256 KiB: ~15 µs of
-// memory time). Each thread runs its own contiguous share of the tasks first
-// (parallel_for_contiguous), so task boundaries do not break its memory stream.
-constexpr size_t k_matvec_task_bytes = 256 * 1024;
+// 72-80 at 32 KiB). Each thread streams its own contiguous share of the bytes (equal shares)
+// first, then helps the others from the ends of their shares (parallel_for_shares), so task
+// boundaries do not break a memory stream. The last tasks of a share halve down to
+// k_matvec_last_task_bytes: a thread that finishes early helps with small pieces, and the
+// shares end within about a microsecond of each other, where a whole last task (~12 µs) left
+// one thread waiting at the end of most matvecs.
+constexpr int64_t k_matvec_task_bytes = 256 * 1024;
+constexpr int64_t k_matvec_last_task_bytes = 16 * 1024;
 // Batched: a tile is a block of weight rows (kept in L1/L2 while every token of the tile passes
 // over it) times a block of activation rows (kept in L2 while the weight rows change). What a
 // kernel works out once per task for its tokens is shared by more rows with larger row blocks
@@ -103,74 +108,126 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
                   1, 1, 0, 0};
     if (p.n_tokens == 0 || p.n_rows == 0) return p;
     p.act = ctx.converted(vec_dot_type(w.type), pool);
+    if (p.n_tokens == 1) return p;   // a matvec: cut_matvec cuts it
     // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
-    if (p.n_tokens == 1) {
-        const auto total_bytes = static_cast<size_t>(p.n_rows) * p.w_stride;
-        // At least two tasks per thread where the rows allow, so a slow thread's work moves over.
-        const int64_t n_blocks = std::max<int64_t>(static_cast<int64_t>(total_bytes / k_matvec_task_bytes),
-                                                   2 * static_cast<int64_t>(pool.n_threads()));
-        p.rows_per_block = round_up(ceil_div(p.n_rows, n_blocks), 4);
-        p.tokens_per_block = 1;
-    } else {
-        p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 4);
-        p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
-        // Keep every thread fed when the matrix is short: split the tokens finer instead.
-        const int64_t n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
-        const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
-        if (n_row_blocks * ceil_div(p.n_tokens, p.tokens_per_block) < want_tasks)
-            p.tokens_per_block = std::max<int64_t>(1, ceil_div(p.n_tokens, ceil_div(want_tasks, n_row_blocks)));
-    }
+    p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 4);
+    p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
+    // Keep every thread fed when the matrix is short: split the tokens finer instead.
+    const int64_t n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
+    const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());
+    if (n_row_blocks * ceil_div(p.n_tokens, p.tokens_per_block) < want_tasks)
+        p.tokens_per_block = std::max<int64_t>(1, ceil_div(p.n_tokens, ceil_div(want_tasks, n_row_blocks)));
     p.n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
     p.n_token_blocks = ceil_div(p.n_tokens, p.tokens_per_block);
     return p;
 }
 
-// Row-block-major order: consecutive tasks share weight rows (in the shared cache).
-void run_task(const matmul_plan & p, int64_t task) {
+// A batched task, row-block-major: consecutive tasks share weight rows (in the shared cache).
+void run_tile_task(const matmul_plan & p, int64_t task) {
     const int64_t r0 = (task / p.n_token_blocks) * p.rows_per_block;
     const int64_t t0 = (task % p.n_token_blocks) * p.tokens_per_block;
     const int64_t nr = std::min(p.rows_per_block, p.n_rows - r0);
     const int64_t t1 = std::min(t0 + p.tokens_per_block, p.n_tokens);
-    const std::byte * rows = p.w_data + static_cast<size_t>(r0) * p.w_stride;
-    // A slice of one token of a bigger batch still takes the tile: some tiles sum in a batch
-    // order that the one-token kernels do not (dispatch.h, tile_batch_order).
-    if (p.n_tokens == 1) {
-        vec_dot_rows(p.wt, p.n_cols, rows, p.w_stride, p.act.data + static_cast<size_t>(t0) * p.act.row_bytes,
-                     p.y + t0 * p.n_rows + r0, nr);
-    } else {
-        vec_dot_tile(p.wt, p.n_cols, rows, p.w_stride, nr, p.act.data + static_cast<size_t>(t0) * p.act.row_bytes,
-                     p.act.row_bytes, t1 - t0, p.y + t0 * p.n_rows + r0, p.n_rows);
+    vec_dot_tile(p.wt, p.n_cols, p.w_data + static_cast<size_t>(r0) * p.w_stride, p.w_stride, nr,
+                 p.act.data + static_cast<size_t>(t0) * p.act.row_bytes, p.act.row_bytes, t1 - t0, p.y + t0 * p.n_rows + r0,
+                 p.n_rows);
+}
+
+// The tasks of a group of matvecs: task k is rows [r0, r0 + n_rows) of weight `plan`, and
+// thread s's share is tasks [bounds[s], bounds[s + 1]). `cuts` is scratch.
+struct matvec_cut {
+    struct task {
+        size_t plan;
+        int64_t r0, n_rows;
+    };
+    struct cut {
+        int64_t pos;   // a byte offset into the group's weights
+        int share;     // >= 0: where that share begins
+    };
+    std::vector<task> tasks;
+    std::vector<int64_t> bounds;
+    std::vector<cut> cuts;
+};
+
+// Equal byte shares, one per thread, each cut into tasks of k_matvec_task_bytes that halve down
+// to k_matvec_last_task_bytes at the share's end, every cut on a multiple of 4 rows (what
+// multi-row kernels take at once). Weights follow each other in the group's byte order.
+void cut_matvec(std::span<const matmul_plan> plans, int n_threads, matvec_cut & out) {
+    int64_t total = 0;
+    for (const auto & p : plans) total += p.n_rows * static_cast<int64_t>(p.w_stride);
+    out.cuts.clear();
+    for (int s = 0; s < n_threads; ++s) {
+        const int64_t begin = total * s / n_threads, end = total * (s + 1) / n_threads;
+        out.cuts.push_back({begin, s});
+        const size_t first_inner = out.cuts.size();
+        int64_t pos = end, size = k_matvec_last_task_bytes;   // from the end back
+        while (pos - size > begin) {
+            pos -= size;
+            out.cuts.push_back({pos, -1});
+            size = std::min(2 * size, k_matvec_task_bytes);
+        }
+        std::reverse(out.cuts.begin() + static_cast<std::ptrdiff_t>(first_inner), out.cuts.end());
     }
+    out.tasks.clear();
+    out.bounds.assign(static_cast<size_t>(n_threads) + 1, 0);
+    size_t c = 0;
+    int64_t start = 0;   // the byte offset of plan i
+    for (size_t i = 0; i < plans.size(); ++i) {
+        const auto stride = static_cast<int64_t>(plans[i].w_stride);
+        const int64_t end = start + plans[i].n_rows * stride;
+        int64_t row = 0;
+        for (; c < out.cuts.size() && out.cuts[c].pos < end; ++c) {
+            const int64_t r = (out.cuts[c].pos - start) / stride / 4 * 4;
+            if (r > row) {
+                out.tasks.push_back({i, row, r - row});
+                row = r;
+            }
+            if (out.cuts[c].share >= 0) out.bounds[static_cast<size_t>(out.cuts[c].share)] = static_cast<int64_t>(out.tasks.size());
+        }
+        if (row < plans[i].n_rows) out.tasks.push_back({i, row, plans[i].n_rows - row});
+        start = end;
+    }
+    out.bounds.back() = static_cast<int64_t>(out.tasks.size());
+}
+
+void run_matvecs(std::span<const matmul_plan> plans, thread_pool & pool) {
+    // The owner's, grown to the largest group, then allocating nothing. The tasks read it through
+    // a reference: a thread_local named in the task would be each worker's own (empty) one.
+    thread_local matvec_cut owner_cut;
+    matvec_cut & cut = owner_cut;
+    cut_matvec(plans, pool.n_threads(), cut);
+    pool.parallel_for_shares([&](int s) { return cut.bounds[static_cast<size_t>(s)]; }, [&](int64_t k, int) {
+        const matvec_cut::task & t = cut.tasks[static_cast<size_t>(k)];
+        const matmul_plan & p = plans[t.plan];
+        vec_dot_rows(p.wt, p.n_cols, p.w_data + static_cast<size_t>(t.r0) * p.w_stride, p.w_stride, p.act.data, p.y + t.r0,
+                     t.n_rows);
+    });
 }
 
 }  // namespace
 
 void matmul(const weight_view & w, matmul_context & ctx, float * y, thread_pool & pool) {
-    const matmul_plan p = make_plan(w, ctx, y, pool);
-    if (p.n_tasks() == 0) return;
-    auto task = [&](int64_t t, int) { run_task(p, t); };
-    if (p.n_tokens == 1) pool.parallel_for_contiguous(p.n_tasks(), task);
-    else pool.parallel_for(p.n_tasks(), task);
+    matmul_group(std::span<const weight_view>(&w, 1), ctx, std::span<float * const>(&y, 1), pool);
 }
 
 void matmul_group(std::span<const weight_view> ws, matmul_context & ctx, std::span<float * const> ys, thread_pool & pool) {
     assert(ws.size() == ys.size() && ws.size() <= k_max_group);
+    if (ctx.n_tokens() == 0) return;
     std::array<matmul_plan, k_max_group> plans;
-    std::array<int64_t, k_max_group + 1> first{};   // first[i]: the first task of weight i
-    for (size_t i = 0; i < ws.size(); ++i) {
-        plans[i] = make_plan(ws[i], ctx, ys[i], pool);
-        first[i + 1] = first[i] + plans[i].n_tasks();
+    for (size_t i = 0; i < ws.size(); ++i) plans[i] = make_plan(ws[i], ctx, ys[i], pool);
+    // One context, so every plan has the same token count.
+    if (ctx.n_tokens() == 1) {
+        run_matvecs(std::span<const matmul_plan>(plans.data(), ws.size()), pool);
+        return;
     }
+    std::array<int64_t, k_max_group + 1> first{};   // first[i]: the first task of weight i
+    for (size_t i = 0; i < ws.size(); ++i) first[i + 1] = first[i] + plans[i].n_tasks();
     const int64_t n_tasks = first[ws.size()];
-    if (n_tasks == 0) return;
-    auto task = [&](int64_t t, int) {
+    pool.parallel_for(n_tasks, [&](int64_t t, int) {
         size_t i = 0;
         while (t >= first[i + 1]) ++i;
-        run_task(plans[i], t - first[i]);
-    };
-    // One context, so every plan has the same token count.
-    if (ctx.n_tokens() == 1) pool.parallel_for_contiguous(n_tasks, task);
-    else pool.parallel_for(n_tasks, task);
+        run_tile_task(plans[i], t - first[i]);
+    });
 }
 
 void matmul(const weight_view & w, const float * x, int64_t n_tokens, float * y, thread_pool & pool,

@@ -2,9 +2,10 @@
 //   y[t][r] = vec_dot(w row r, x[t])   for t < n_tokens, r < w.n_rows.
 // The activations are converted once per type to the weight's vec_dot_type (q8_0, q8_K, f16, ...)
 // and the converted rows are kept in a matmul_context, so several weights that read the same
-// input (Q/K/V, gate/up) share one conversion. Rows are split into blocks handed out dynamically
-// to the pool's threads; with several tokens each task is a (row block x token block) tile, so a
-// block of weight rows is reused from cache for many tokens (prefill).
+// input (Q/K/V, gate/up) share one conversion. For one token (a matvec, memory-bound) each thread
+// streams an equal share of the weight bytes and then helps the others from the ends of their
+// shares; with several tokens each task is a (row block x token block) tile handed out
+// dynamically, so a block of weight rows is reused from cache for many tokens (prefill).
 // Invariants: every y element is one vec_dot over the whole row, so the result is bitwise the same
 // for any thread count and any tiling, and equal to a one-token matvec of the same row and token.
 // Thread-safety: a matmul_context belongs to one caller (the compute worker); matmul() uses the

@@ -91,7 +91,7 @@ int default_thread_count() {
 thread_pool::thread_pool(int n_threads)
     : n_threads_(n_threads > 0 ? n_threads : default_thread_count()),
       slots_(new thread_slot[static_cast<size_t>(n_threads_)]),
-      share_next_(new padded_counter[static_cast<size_t>(n_threads_)]) {
+      shares_(new padded_range[static_cast<size_t>(n_threads_)]) {
     threads_.reserve(static_cast<size_t>(n_threads_ - 1));
     for (int i = 1; i < n_threads_; ++i) threads_.emplace_back([this, i] { worker_main(i); });
 }

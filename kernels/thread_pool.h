@@ -3,10 +3,10 @@
 // taking index 0. Waiting threads spin briefly (the next op usually follows within microseconds)
 // and then sleep on a condition variable, so a pool never burns a core that another process
 // needs. A thread descheduled by the OS does not hold an op up: parallel_for() hands out tasks
-// dynamically from an atomic counter (parallel_for_contiguous() from one counter per thread's
-// share, with the others taking over what is left), and when the caller has finished its share
-// it claims the shares of threads that have not started yet and runs them itself, so it waits
-// only for threads that are actually working.
+// dynamically from an atomic counter (parallel_for_contiguous() from one range per thread's
+// share, the others taking over what is left from its end), and when the caller has finished
+// its share it claims the shares of threads that have not started yet and runs them itself, so
+// it waits only for threads that are actually working.
 // Thread-safety: run()/parallel_for() are called by one owner thread at a time (the compute
 // worker) and are not reentrant (a task must not call back into its own pool). stats() and
 // reset_stats() are called by the owner between runs.
@@ -65,28 +65,35 @@ public:
     }
 
     // The same contract as parallel_for, but each thread first runs its own contiguous share of
-    // the task range in increasing order, and only then takes what is left of the other shares.
-    // For streaming ops (matvec): each thread reads one long sequential run of memory, which the
-    // hardware prefetchers follow across task boundaries; tasks handed out round-robin make every
-    // thread's stream jump at each task and cost a third of decode speed.
+    // the task range in increasing order, and only then takes what is left of the other shares,
+    // from their ends. For streaming ops (matvec): each thread reads one long sequential run of
+    // memory, which the hardware prefetchers follow across task boundaries (tasks handed out
+    // round-robin make every thread's stream jump at each task and cost a third of decode
+    // speed), and a thread that helps leaves the owner's stream alone.
     template <class F>
     void parallel_for_contiguous(int64_t n_tasks, F && fn) {
+        parallel_for_shares([&](int s) { return n_tasks * s / n_threads_; }, fn);
+    }
+
+    // parallel_for_contiguous with shares of the caller's choice: share s is the tasks
+    // [bound(s), bound(s + 1)), for s in [0, n_threads); bound is non-decreasing, bound(0) = 0,
+    // and bound(n_threads) is the number of tasks (< 2^32). A caller that puts small tasks at the
+    // end of each share makes the shares finish close together: helpers take those first.
+    template <class Bound, class F>
+    void parallel_for_shares(Bound && bound, F && fn) {
+        const int nt = n_threads_;
+        const int64_t n_tasks = bound(nt);
         if (n_tasks <= 0) return;
-        if (n_tasks == 1 || n_threads_ == 1) {
+        if (n_tasks == 1 || nt == 1) {
             for (int64_t i = 0; i < n_tasks; ++i) fn(i, 0);
             return;
         }
-        const int nt = n_threads_;
-        for (int s = 0; s < nt; ++s) share_next_[s].value.store(share_begin(n_tasks, s), std::memory_order_relaxed);
+        for (int s = 0; s < nt; ++s) shares_[s].value.store(pack_range(bound(s), bound(s + 1)), std::memory_order_relaxed);
         run([&](int ti, int) {
-            for (int k = 0; k < nt; ++k) {
+            for (int64_t i; (i = take_task(ti, /*from_end=*/false)) >= 0;) fn(i, ti);
+            for (int k = 1; k < nt; ++k) {
                 const int s = (ti + k) % nt;
-                const int64_t end = share_begin(n_tasks, s + 1);
-                for (;;) {
-                    const int64_t i = share_next_[s].value.fetch_add(1, std::memory_order_relaxed);
-                    if (i >= end) break;
-                    fn(i, ti);
-                }
+                for (int64_t i; (i = take_task(s, /*from_end=*/true)) >= 0;) fn(i, ti);
             }
         });
     }
@@ -115,6 +122,9 @@ private:
     struct alignas(64) padded_counter {
         std::atomic<int64_t> value{0};
     };
+    struct alignas(64) padded_range {
+        std::atomic<uint64_t> value{0};
+    };
     struct alignas(64) thread_slot {
         std::atomic<uint64_t> busy_ns{0};
         // The last run generation whose share for this index was claimed, by the thread itself or
@@ -122,7 +132,21 @@ private:
         std::atomic<uint32_t> claimed{0};
     };
 
-    int64_t share_begin(int64_t n_tasks, int share) const { return n_tasks * share / n_threads_; }
+    // A share's tasks not yet taken, [first, end), as one word: the owner takes from the front
+    // and helpers from the end, both by compare-and-swap.
+    static uint64_t pack_range(int64_t first, int64_t end) {
+        return static_cast<uint64_t>(first) | static_cast<uint64_t>(end) << 32;
+    }
+    int64_t take_task(int share, bool from_end) {
+        std::atomic<uint64_t> & range = shares_[share].value;
+        uint64_t v = range.load(std::memory_order_relaxed);
+        for (;;) {
+            const auto first = static_cast<int64_t>(v & 0xffffffffu), end = static_cast<int64_t>(v >> 32);
+            if (first >= end) return -1;
+            const uint64_t next = from_end ? pack_range(first, end - 1) : pack_range(first + 1, end);
+            if (range.compare_exchange_weak(v, next, std::memory_order_relaxed)) return from_end ? end - 1 : first;
+        }
+    }
     void run_erased(job_fn job);
     void worker_main(int index);
     void run_job_timed(int index);
@@ -133,7 +157,7 @@ private:
     std::vector<std::thread> threads_;
     std::unique_ptr<thread_slot[]> slots_;
     padded_counter next_task_;
-    std::unique_ptr<padded_counter[]> share_next_;   // parallel_for_contiguous: next task of each share
+    std::unique_ptr<padded_range[]> shares_;   // parallel_for_shares: the tasks left in each share
 
     // The job being run; written by the owner before `generation_` is bumped.
     job_fn job_{};

@@ -1,5 +1,6 @@
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -109,7 +110,7 @@ TEST_CASE("thread_pool::parallel_for_contiguous runs each task exactly once", "[
     for (auto & h : hits) CHECK(h.load() == 20);
 }
 
-TEST_CASE("thread_pool::parallel_for_contiguous: each thread starts on its own share, in order, and helps after",
+TEST_CASE("thread_pool::parallel_for_contiguous: each thread starts on its own share, in order, and helps from the end",
           "[kernels][thread_pool]") {
     thread_pool pool(2);
     std::vector<std::vector<int64_t>> order(2);
@@ -122,12 +123,39 @@ TEST_CASE("thread_pool::parallel_for_contiguous: each thread starts on its own s
         if (ti == 1 && i == 99) one_done = true;
         order[static_cast<size_t>(ti)].push_back(i);
     });
-    REQUIRE(order[1].size() >= 50);
+    REQUIRE(order[1].size() > 50);   // thread 1 took part of thread 0's share
     CHECK(order[0].front() == 0);
-    CHECK(order[1].front() == 50);
     for (size_t k = 0; k < 50; ++k) CHECK(order[1][k] == 50 + static_cast<int64_t>(k));
+    // Its help came from the end of share 0, backwards; thread 0 went forwards from its start,
+    // and the two met without a gap or an overlap.
+    for (size_t k = 50; k < order[1].size(); ++k) CHECK(order[1][k] == 49 - static_cast<int64_t>(k - 50));
+    for (size_t k = 0; k < order[0].size(); ++k) CHECK(order[0][k] == static_cast<int64_t>(k));
     CHECK(order[0].size() + order[1].size() == 100);
-    CHECK(order[1].size() > 50);   // thread 1 took part of thread 0's share
+}
+
+TEST_CASE("thread_pool::parallel_for_shares runs each task once, each share from its own start", "[kernels][thread_pool]") {
+    const int n_threads = GENERATE(1, 2, 3);
+    thread_pool pool(n_threads);
+    // Uneven shares, one of them empty: [0, 7), [7, 7), [7, 40) for three threads.
+    const std::vector<int64_t> bounds = n_threads == 3 ? std::vector<int64_t>{0, 7, 7, 40}
+                                        : n_threads == 2 ? std::vector<int64_t>{0, 3, 40}
+                                                         : std::vector<int64_t>{0, 40};
+    for (int rep = 0; rep < 50; ++rep) {
+        std::vector<std::atomic<int>> hits(40);
+        std::vector<std::vector<int64_t>> order(static_cast<size_t>(n_threads));
+        std::mutex m;
+        pool.parallel_for_shares([&](int s) { return bounds[static_cast<size_t>(s)]; }, [&](int64_t i, int ti) {
+            hits[static_cast<size_t>(i)].fetch_add(1);
+            std::lock_guard lock(m);
+            order[static_cast<size_t>(ti)].push_back(i);
+        });
+        for (auto & h : hits) REQUIRE(h.load() == 1);
+        // Whoever ran share s's index first ran the share's first task (the caller may run a
+        // share whose thread had not started, under that share's index).
+        for (int s = 0; s < n_threads; ++s)
+            if (bounds[s] < bounds[s + 1] && !order[static_cast<size_t>(s)].empty())
+                CHECK(order[static_cast<size_t>(s)].front() == bounds[static_cast<size_t>(s)]);
+    }
 }
 
 TEST_CASE("thread_pool: results written by workers are visible to the caller after run", "[kernels][thread_pool]") {
