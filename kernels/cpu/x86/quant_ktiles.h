@@ -98,10 +98,12 @@ float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
         const q4_K_scales sm(x[i]);
         alignas(16) int32_t m_pair[4];
         _mm_store_si128(reinterpret_cast<__m128i *>(m_pair), q4_K_min_pairs(sm.mins, y[i]));
-        __m256i isum = _mm256_setzero_si256();
-        for (int j = 0; j < 4; ++j) isum = q4_K_pair_lanes<M>(isum, q4_K_pair(x[i], sm, j), y[i], j);   // integers: any order
+        // Integers, so any order: two chains of four multiply-adds, where one chain of eight made
+        // the block wait on the multiply-add latency.
+        __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int j = 0; j < 4; ++j) isum[j / 2] = q4_K_pair_lanes<M>(isum[j / 2], q4_K_pair(x[i], sm, j), y[i], j);
         const int32_t msum = m_pair[0] + m_pair[1] + m_pair[2] + m_pair[3];
-        acc = std::fma(static_cast<float>(hsum_i32(isum)), fp16(x[i].d) * y[i].d, acc);
+        acc = std::fma(static_cast<float>(hsum_i32(_mm256_add_epi32(isum[0], isum[1]))), fp16(x[i].d) * y[i].d, acc);
         acc_m = std::fma(static_cast<float>(msum), fp16(x[i].dmin) * y[i].d, acc_m);
     }
     return acc - acc_m;
@@ -217,29 +219,34 @@ void q6_K_tile(int64_t nb, Blocks && block, const uint8_t * a, size_t a_stride, 
         acc[t] = _mm256_setzero_ps();
         acc_batch[t] = 0.0f;
     }
+    // One token alone sums each half in its own chain (integers: any order), so the block does
+    // not wait on eight multiply-adds in a row; with more tokens their chains interleave already.
+    constexpr int C = T == 1 ? 2 : 1;
     for (int64_t i = 0; i < nb; ++i) {
         const auto & x = block(i);
         const block_q8_K * y[T];
-        __m256i sumi[T];
+        __m256i sumi[T][C];
         for (int t = 0; t < T; ++t) {
             y[t] = reinterpret_cast<const block_q8_K *>(a + t * a_stride) + i;
             // The -32 offset of every quant, taken out once: -32 * sum_s scale_s * bsum_s.
             const __m256i offs = _mm256_madd_epi16(x.all_scales, load256(y[t]->bsums));
-            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offs, 5));
+            sumi[t][0] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offs, 5));
+            if constexpr (C == 2) sumi[t][1] = _mm256_setzero_si256();
         }
         for (int j = 0; j < 2; ++j) {
             const auto & h = x.half(j);
             for (int k = 0; k < 4; ++k)   // one register's quants and scales through every token
                 for (int t = 0; t < T; ++t) {
                     const __m256i p = _mm256_maddubs_epi16(h.q[k], load256(y[t]->qs + 128 * j + 32 * k));   // q <= 63: fits int16
-                    sumi[t] = M::madd_add(sumi[t], h.sc[k], p);
+                    sumi[t][j % C] = M::madd_add(sumi[t][j % C], h.sc[k], p);
                 }
         }
         for (int t = 0; t < T; ++t) {
+            if constexpr (C == 2) sumi[t][0] = _mm256_add_epi32(sumi[t][0], sumi[t][1]);
             if constexpr (Batch)
-                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t])) * x.d, y[t]->d, acc_batch[t]);
+                acc_batch[t] = std::fma(static_cast<float>(hsum_i32(sumi[t][0])) * x.d, y[t]->d, acc_batch[t]);
             else
-                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * x.d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+                acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(y[t]->d * x.d), _mm256_cvtepi32_ps(sumi[t][0]), acc[t]);
         }
     }
     for (int t = 0; t < T; ++t) out[t * out_stride] = Batch ? acc_batch[t] : hsum(acc[t]);
