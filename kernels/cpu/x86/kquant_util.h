@@ -29,18 +29,35 @@ inline __m256i pair_i16(__m256i dup, int k) {
                                                      c, d, c, d, c, d, c, d, c, d, c, d, c, d, c, d));
 }
 
-// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a q4_K / q5_K block, 6 bits each.
-inline __m128i k4_scales_mins(const uint8_t * packed) {
-    uint32_t u[4];
-    std::memcpy(u, packed, 12);
-    constexpr uint32_t m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
-    u[3] = ((u[2] >> 4) & m4) | (((u[1] >> 6) & m2) << 4);
-    const uint32_t mins_lo = u[1] & m6;
-    u[1] = (u[2] & m4) | (((u[0] >> 6) & m2) << 4);
-    u[2] = mins_lo;
-    u[0] &= m6;
-    return _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+// Byte k of a 128-bit half (the same 16 bytes in both halves) as 16 unsigned 16-bit lanes.
+inline __m256i broadcast_u8_i16(__m256i dup, int k) {
+    const auto c = static_cast<char>(k), z = static_cast<char>(0x80);   // 0x80: a zero byte
+    return _mm256_shuffle_epi8(dup, _mm256_setr_epi8(c, z, c, z, c, z, c, z, c, z, c, z, c, z, c, z,
+                                                     c, z, c, z, c, z, c, z, c, z, c, z, c, z, c, z));
 }
+
+// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a q4_K / q5_K block, 6 bits each, the
+// same 16 bytes in both 128-bit halves: ggml's get_scale_min_k4 for all 16 at once, in vector
+// steps (scalar shifts and masks took some twenty instructions and four inserts per block).
+// Reads 16 bytes at packed: the 12 scale bytes and the 4 that follow them in the block.
+inline __m256i k4_scales_mins_dup(const uint8_t * packed) {
+    const __m256i q = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i *>(packed)));
+    // Output byte i: its low bits from q[a_i]; bytes 4-7 and 12-15 their top two bits from q[b_i].
+    const __m256i a = _mm256_shuffle_epi8(q, _mm256_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11,
+                                                              0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    constexpr char z = static_cast<char>(0x80);
+    const __m256i b = _mm256_shuffle_epi8(q, _mm256_setr_epi8(z, z, z, z, 0, 1, 2, 3, z, z, z, z, 4, 5, 6, 7,
+                                                              z, z, z, z, 0, 1, 2, 3, z, z, z, z, 4, 5, 6, 7));
+    // scales 0-3 and mins 0-3: 6 bits; scales 4-7: the low nibble; mins 4-7: the high nibble.
+    const __m256i low = _mm256_and_si256(a, _mm256_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0,
+                                                             63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+    const __m256i high_nibble = _mm256_and_si256(_mm256_srli_epi16(a, 4), _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15,
+                                                                                            0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+    const __m256i top2 = _mm256_and_si256(_mm256_srli_epi16(b, 2), _mm256_set1_epi8(0x30));   // (q >> 6) << 4
+    return _mm256_or_si256(_mm256_or_si256(low, high_nibble), top2);
+}
+
+inline __m128i k4_scales_mins(const uint8_t * packed) { return _mm256_castsi256_si128(k4_scales_mins_dup(packed)); }
 
 }  // namespace
 }  // namespace hearth::kernels::cpu::avx2

@@ -49,17 +49,13 @@ inline __m128i hsum4_i32(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
 // one-token q4_K order, and fewer than 8 tokens in its one-token q6_K order; a batch here is
 // any batch, so that a token's result does not depend on the batch it is in.)
 
-// The scales and mins of a q4_K block as 16-bit lanes: scales duplicated in both 128-bit halves
-// (for broadcast_i16), mins in a 128-bit register.
+// The scales and mins of a q4_K block: as bytes (8 scales, 8 mins) in both 128-bit halves, for
+// broadcast_u8_i16, and the mins as 16-bit lanes in a 128-bit register.
 struct q4_K_scales {
     __m256i scales;
     __m128i mins;
-    explicit q4_K_scales(const block_q4_K & b) {
-        const __m256i mins_and_scales = _mm256_cvtepu8_epi16(k4_scales_mins(b.scales));
-        const __m128i sc128 = _mm256_castsi256_si128(mins_and_scales);
-        scales = _mm256_set_m128i(sc128, sc128);
-        mins = _mm256_extracti128_si256(mins_and_scales, 1);
-    }
+    explicit q4_K_scales(const block_q4_K & b)
+        : scales(k4_scales_mins_dup(b.scales)), mins(_mm_unpackhi_epi8(_mm256_castsi256_si128(scales), _mm_setzero_si128())) {}
 };
 
 // M_j of one activation block for the pairs j = 0..3: the mins times the pairs' bsums.
@@ -78,8 +74,8 @@ struct q4_K_pair {
         const __m256i bits = load256(b.qs + 32 * j);
         lo = _mm256_and_si256(bits, m4);
         hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-        sl = broadcast_i16(sm.scales, 2 * j);
-        sh = broadcast_i16(sm.scales, 2 * j + 1);
+        sl = broadcast_u8_i16(sm.scales, 2 * j);
+        sh = broadcast_u8_i16(sm.scales, 2 * j + 1);
     }
 };
 
@@ -90,21 +86,31 @@ __m256i q4_K_pair_lanes(__m256i acc, const q4_K_pair & q, const block_q8_K & y, 
     return M::madd_add(acc, q.sh, _mm256_maddubs_epi16(q.hi, load256(y.qs + 64 * j + 32)));
 }
 
+// [sum of a's lanes, sum of b's lanes] in lanes 0 and 1, exact.
+inline __m128i hsum2_i32(__m256i a, __m256i b) {
+    const __m256i t = _mm256_add_epi32(_mm256_unpacklo_epi32(a, b), _mm256_unpackhi_epi32(a, b));
+    const __m256i u = _mm256_add_epi32(t, _mm256_shuffle_epi32(t, 0x4E));   // swap the 64-bit halves
+    return _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256(u, 1));
+}
+
 // One token, llama.cpp's one-token order.
 template <class M>
 float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
+    constexpr char z = static_cast<char>(0x80);
+    // Each sub-block's min beside both of its 16-element bsums, as 16-bit lanes.
+    const __m256i mins_by_bsum = _mm256_setr_epi8(8, z, 8, z, 9, z, 9, z, 10, z, 10, z, 11, z, 11, z,
+                                                  12, z, 12, z, 13, z, 13, z, 14, z, 14, z, 15, z, 15, z);
     float acc = 0.0f, acc_m = 0.0f;
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const q4_K_scales sm(x[i]);
-        alignas(16) int32_t m_pair[4];
-        _mm_store_si128(reinterpret_cast<__m128i *>(m_pair), q4_K_min_pairs(sm.mins, y[i]));
         // Integers, so any order: two chains of four multiply-adds, where one chain of eight made
         // the block wait on the multiply-add latency.
         __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
         for (int j = 0; j < 4; ++j) isum[j / 2] = q4_K_pair_lanes<M>(isum[j / 2], q4_K_pair(x[i], sm, j), y[i], j);
-        const int32_t msum = m_pair[0] + m_pair[1] + m_pair[2] + m_pair[3];
-        acc = std::fma(static_cast<float>(hsum_i32(_mm256_add_epi32(isum[0], isum[1]))), fp16(x[i].d) * y[i].d, acc);
-        acc_m = std::fma(static_cast<float>(msum), fp16(x[i].dmin) * y[i].d, acc_m);
+        const __m256i msum = _mm256_madd_epi16(_mm256_shuffle_epi8(sm.scales, mins_by_bsum), load256(y[i].bsums));
+        const __m128 sums = _mm_cvtepi32_ps(hsum2_i32(_mm256_add_epi32(isum[0], isum[1]), msum));   // [I, M]
+        acc = std::fma(_mm_cvtss_f32(sums), fp16(x[i].d) * y[i].d, acc);
+        acc_m = std::fma(_mm_cvtss_f32(_mm_movehdup_ps(sums)), fp16(x[i].dmin) * y[i].d, acc_m);
     }
     return acc - acc_m;
 }
