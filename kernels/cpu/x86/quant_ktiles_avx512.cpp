@@ -5,6 +5,7 @@
 #include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/quant_ktiles.h"
 #include "kernels/cpu/x86/quant_q4_K_sublanes.h"
+#include "kernels/cpu/x86/quant_q6_K_sublanes.h"
 
 namespace hearth::kernels::cpu {
 namespace {
@@ -20,7 +21,8 @@ void add_kquant_kernels_avx512_vnni(quant_kernels & table) {
     using tt = tensor_type;
     set_vec_dot<kernels_vnni::vec_dot_q4_K, vec_dot_rows_by_row<kernels_vnni::vec_dot_q4_K>,
                 avx2::q4_K_sublane_tiles<madd_vnni>>(table, tt::q4_k);
-    set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>, kernels_vnni::tile_q6_K>(table, tt::q6_k);
+    set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>, avx2::q6_K_sublane_tiles>(table,
+                                                                                                                   tt::q6_k);
 }
 
 }  // namespace hearth::kernels::cpu
