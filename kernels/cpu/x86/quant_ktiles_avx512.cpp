@@ -1,6 +1,7 @@
-// AVX-512 VNNI q4_K and q6_K dot products (quant_ktiles.h): vpdpwssd adds the scale x pair
-// products into the int32 lanes in one instruction where AVX2 needs madd + add. The same
-// integers and the same float steps, so bit-identical to the AVX2 kernels (tested).
+// AVX-512 VNNI q4_K and q6_K dot products: one token (quant_ktiles.h) with vpdpwssd adding the
+// scale x pair products into the int32 lanes in one instruction where AVX2 needs madd + add;
+// prefill by sub-block lanes (quant_sublanes.h). The same integers and the same float steps, so
+// bit-identical to the AVX2 kernels (tested).
 // Compiled with AVX-512 VNNI flags (kernels/CMakeLists.txt); used only where the CPU has them.
 #include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/quant_ktiles.h"
@@ -19,10 +20,12 @@ using kernels_vnni = avx2::k_kernels<madd_vnni>;
 
 void add_kquant_kernels_avx512_vnni(quant_kernels & table) {
     using tt = tensor_type;
+    using namespace avx2;
+    // Prefill by sub-block lanes (quant_sublanes.h); the one-token dots as on AVX2, with vpdpwssd.
     set_vec_dot<kernels_vnni::vec_dot_q4_K, vec_dot_rows_by_row<kernels_vnni::vec_dot_q4_K>,
-                avx2::q4_K_sublane_tiles<madd_vnni>>(table, tt::q4_k);
-    set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>, avx2::q6_K_sublane_tiles>(table,
-                                                                                                                   tt::q6_k);
+                sublane_tiles<block_q4_K, q4_K_sublanes, q8_K_sublanes, q4_K_by_sublanes>>(table, tt::q4_k);
+    set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>,
+                sublane_tiles<block_q6_K, q6_K_sublanes, q8_K_sublanes16, q6_K_by_sublanes>>(table, tt::q6_k);
 }
 
 }  // namespace hearth::kernels::cpu

@@ -1,41 +1,21 @@
 // The q4_K prefill tile with one int32 lane per sub-block: each super-block's eight 32-element
 // sub-blocks are transposed across the lanes (register s, lane k: quants [4s, 4s + 4) of
 // sub-block k), the weights once per row and the q8_K activations once per call, so the eight
-// multiply-adds of a token leave sub-block k's exact sum times its scale in lane k, and the
-// batch order's pair sums I_j = lanes 2j + 2j + 1 of four tokens come out of one transpose-and-add
-// (12 instructions for 16 sums, where reducing each pair's eight lanes took 44). The mins go
+// vpdpbusd of a token leave sub-block k's exact sum in lane k, one vpmulld applies the scales,
+// and the batch order's pair sums I_j = lanes 2j + 2j + 1 of four tokens come out of one
+// transpose-and-add (12 instructions for 16 sums, where reducing each pair's eight lanes took
+// 44). The mins go
 // the same way (lane k: min_k times sub-block k's bsum). Same integers and the same f32 steps as
 // q4_K_batch_tile (quant_ktiles.h: llama.cpp's batch order), so bit-identical to it (tested).
 // For AVX-512 VNNI's 32 registers (the eight weight registers stay live through four tokens).
 // Internal linkage (anonymous namespace), as quant_ktiles.h.
-// Thread-safety: pure functions, plus thread_local scratch in q4_K_sublane_tiles.
+// Thread-safety: pure functions, plus the thread_local scratch of sublane_tiles.
 #pragma once
 
-#include <vector>
-
-#include "kernels/cpu/x86/quant_ktiles.h"
+#include "kernels/cpu/x86/quant_sublanes.h"
 
 namespace hearth::kernels::cpu::avx2 {
 namespace {
-
-// The 8 x 8 transpose of int32 lanes: v[r] lane l -> v[l] lane r.
-inline void transpose8_i32(__m256i v[8]) {
-    __m256i t[8], u[8];
-    for (int k = 0; k < 4; ++k) {
-        t[2 * k] = _mm256_unpacklo_epi32(v[2 * k], v[2 * k + 1]);
-        t[2 * k + 1] = _mm256_unpackhi_epi32(v[2 * k], v[2 * k + 1]);
-    }
-    for (int k = 0; k < 2; ++k) {
-        u[4 * k] = _mm256_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
-        u[4 * k + 1] = _mm256_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
-        u[4 * k + 2] = _mm256_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
-        u[4 * k + 3] = _mm256_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
-    }
-    for (int k = 0; k < 4; ++k) {
-        v[k] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x20);
-        v[k + 4] = _mm256_permute2x128_si256(u[k], u[k + 4], 0x31);
-    }
-}
 
 // A q4_K super-block by sub-block lanes: q[s] lane k holds the unsigned quants [4s, 4s + 4) of
 // sub-block k; scales int32 lane k holds sub-block k's scale; mins 16-bit lanes
@@ -62,21 +42,12 @@ struct q4_K_sublanes {
     }
 };
 
-// A q8_K super-block by sub-block lanes (q as q4_K_sublanes::q), with its bsums and scale.
-struct q8_K_sublanes {
-    __m256i q[8];
-    __m256i bsums;
-    float d;
-};
-
-inline q8_K_sublanes to_sublanes(const block_q8_K & y) {
-    q8_K_sublanes out;
-    for (int k = 0; k < 8; ++k) out.q[k] = load256(y.qs + 32 * k);
-    transpose8_i32(out.q);
-    out.bsums = load256(y.bsums);
-    out.d = y.d;
-    return out;
+// A q8_K super-block's quants by the lanes of q4_K_sublanes::q.
+inline void by_32_element_sub_blocks(const int8_t * qs, __m256i q[8]) {
+    for (int k = 0; k < 8; ++k) q[k] = load256(qs + 32 * k);
+    transpose8_i32(q);
 }
+using q8_K_sublanes = q8_K_lanes<by_32_element_sub_blocks>;
 
 // Four tokens' sub-block lanes (v[t] lane k) -> the pair sums lanes 2j + 2j + 1 by pair:
 // p02 = [pair 0 of tokens 0..3 | pair 2 of tokens 0..3], p13 the same for pairs 1 and 3.
@@ -101,66 +72,44 @@ inline __m128 fma_pairs(__m256i p02, __m256i p13, __m128 scale, __m128 acc) {
     return _mm_fmadd_ps(_mm256_extractf128_ps(f13, 1), scale, acc);
 }
 
-// T <= 8 tokens in groups of four, one f32 lane per token (lanes past T repeat the group's first
-// token and are dropped), as q4_K_batch_tile; ys holds the tokens' super-blocks by sub-block
-// lanes, block i of token t at ys[8 * i + t]: one sequential stream (the activation rows apart,
-// sixteen streams a row: 122 against 137 GFLOP/s). Two groups give two independent chains of
-// f32 steps per block.
-template <int T>
-void q4_K_sublane_tile(int64_t nb, const q4_K_sublanes * x, const q8_K_sublanes * ys, float * out, int64_t out_stride) {
-    constexpr int G = (T + 3) / 4;
-    __m128 acc[G], acc_m[G];
-    for (int g = 0; g < G; ++g) acc[g] = acc_m[g] = _mm_setzero_ps();
-    for (int64_t i = 0; i < nb; ++i) {
-        const q4_K_sublanes & w = x[i];
-        for (int g = 0; g < G; ++g) {
-            __m256i isum[4], msum[4];
-            const q8_K_sublanes * y[4];
-            for (int k = 0; k < 4; ++k) y[k] = ys + 8 * i + (4 * g + k < T ? 4 * g + k : 4 * g);
-            for (int k = 0; k < 4; ++k) {
-                // Lane k: sub-block k's sum (two chains of four: integers, any order), times its scale.
-                __m256i c[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
-                for (int s = 0; s < 8; ++s) c[s % 2] = _mm256_dpbusd_epi32(c[s % 2], w.q[s], y[k]->q[s]);
-                isum[k] = _mm256_mullo_epi32(_mm256_add_epi32(c[0], c[1]), w.scales);
-                msum[k] = _mm256_madd_epi16(w.mins, y[k]->bsums);
+// The tile of sublane_tiles<block_q4_K, q4_K_sublanes, q8_K_sublanes, q4_K_by_sublanes> (quant_sublanes.h).
+struct q4_K_by_sublanes {
+    // T <= 8 tokens in groups of four, one f32 lane per token (lanes past T repeat the group's first
+    // token and are dropped), as q4_K_batch_tile; ys holds the tokens' super-blocks by sub-block
+    // lanes, block i of token t at ys[8 * i + t]: one sequential stream (the activation rows apart,
+    // sixteen streams a row: 122 against 137 GFLOP/s). Two groups give two independent chains of
+    // f32 steps per block.
+    template <int T>
+    static void tile(int64_t nb, const q4_K_sublanes * x, const q8_K_sublanes * ys, float * out, int64_t out_stride) {
+        constexpr int G = (T + 3) / 4;
+        __m128 acc[G], acc_m[G];
+        for (int g = 0; g < G; ++g) acc[g] = acc_m[g] = _mm_setzero_ps();
+        for (int64_t i = 0; i < nb; ++i) {
+            const q4_K_sublanes & w = x[i];
+            for (int g = 0; g < G; ++g) {
+                __m256i isum[4], msum[4];
+                const q8_K_sublanes * y[4];
+                for (int k = 0; k < 4; ++k) y[k] = ys + 8 * i + (4 * g + k < T ? 4 * g + k : 4 * g);
+                for (int k = 0; k < 4; ++k) {
+                    // Lane k: sub-block k's sum (two chains of four: integers, any order), times its scale.
+                    __m256i c[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+                    for (int s = 0; s < 8; ++s) c[s % 2] = _mm256_dpbusd_epi32(c[s % 2], w.q[s], y[k]->q[s]);
+                    isum[k] = _mm256_mullo_epi32(_mm256_add_epi32(c[0], c[1]), w.scales);
+                    msum[k] = _mm256_madd_epi16(w.mins, y[k]->bsums);
+                }
+                const __m128 d_a = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
+                __m256i p02, p13;
+                pair_sums_by_token(isum, p02, p13);
+                acc[g] = fma_pairs(p02, p13, _mm_mul_ps(_mm_set1_ps(w.d), d_a), acc[g]);
+                pair_sums_by_token(msum, p02, p13);
+                acc_m[g] = fma_pairs(p02, p13, _mm_mul_ps(_mm_set1_ps(w.dmin), d_a), acc_m[g]);
             }
-            const __m128 d_a = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
-            __m256i p02, p13;
-            pair_sums_by_token(isum, p02, p13);
-            acc[g] = fma_pairs(p02, p13, _mm_mul_ps(_mm_set1_ps(w.d), d_a), acc[g]);
-            pair_sums_by_token(msum, p02, p13);
-            acc_m[g] = fma_pairs(p02, p13, _mm_mul_ps(_mm_set1_ps(w.dmin), d_a), acc_m[g]);
         }
+        alignas(16) float r[4 * G];
+        for (int g = 0; g < G; ++g) _mm_store_ps(r + 4 * g, _mm_sub_ps(acc[g], acc_m[g]));
+        for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
     }
-    alignas(16) float r[4 * G];
-    for (int g = 0; g < G; ++g) _mm_store_ps(r + 4 * g, _mm_sub_ps(acc[g], acc_m[g]));
-    for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
-}
-
-// The tile entry: every token's super-blocks by sub-block lanes once per call, in groups of eight
-// tokens (group g's block i of token t at 8 * (g * nb + i) + t), then rows one at a time (each
-// row's super-blocks unpacked once for all tokens) against the groups.
-template <class M>
-void q4_K_sublane_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
-                        int64_t n_tokens, float * out, int64_t out_stride) {
-    const auto * ab = static_cast<const uint8_t *>(a);
-    const int64_t nb = n / k_qk_k;
-    const int64_t n_groups = (n_tokens + 7) / 8;
-    thread_local std::vector<q8_K_sublanes> acts;
-    thread_local std::vector<q4_K_sublanes> row;
-    if (acts.size() < static_cast<size_t>(n_groups * nb * 8)) acts.resize(static_cast<size_t>(n_groups * nb * 8));
-    if (row.size() < static_cast<size_t>(nb)) row.resize(static_cast<size_t>(nb));
-    for (int64_t t = 0; t < n_tokens; ++t)
-        for (int64_t i = 0; i < nb; ++i)
-            acts[8 * ((t / 8) * nb + i) + t % 8] = to_sublanes(reinterpret_cast<const block_q8_K *>(ab + t * a_stride)[i]);
-    for (int64_t r = 0; r < n_rows; ++r) {
-        const auto * x = reinterpret_cast<const block_q4_K *>(static_cast<const uint8_t *>(w) + r * w_stride);
-        for (int64_t i = 0; i < nb; ++i) row[i] = q4_K_sublanes(x[i]);
-        for_token_tiles<8>(n_tokens, [&]<int T>(int64_t t) {
-            q4_K_sublane_tile<T>(nb, row.data(), acts.data() + 8 * (t / 8) * nb, out + t * out_stride + r, out_stride);
-        });
-    }
-}
+};
 
 }  // namespace
 }  // namespace hearth::kernels::cpu::avx2

@@ -7,12 +7,10 @@
 // integer sum is exact whatever the order, and the f32 steps are q6_K_tile's batch steps
 // (quant_ktiles.h), so the results are bit-identical to it (tested).
 // For AVX-512 VNNI's 32 registers. Internal linkage (anonymous namespace), as quant_ktiles.h.
-// Thread-safety: pure functions, plus thread_local scratch in q6_K_sublane_tiles.
+// Thread-safety: pure functions, plus the thread_local scratch of sublane_tiles.
 #pragma once
 
-#include <vector>
-
-#include "kernels/cpu/x86/quant_ktiles.h"
+#include "kernels/cpu/x86/quant_sublanes.h"
 
 namespace hearth::kernels::cpu::avx2 {
 namespace {
@@ -50,81 +48,53 @@ struct q6_K_sublanes {
     }
 };
 
-// A q8_K super-block by the same lanes, with its bsums and scale.
-struct q8_K_sublanes16 {
-    __m256i q[8];
-    __m256i bsums;
-    float d;
-};
-
-inline q8_K_sublanes16 to_sublanes16(const block_q8_K & y) {
-    q8_K_sublanes16 out;
+// A q8_K super-block's quants by the lanes of q6_K_sublanes::q.
+inline void by_16_element_sub_blocks(const int8_t * qs, __m256i q[8]) {
     for (int j = 0; j < 2; ++j) {
         __m256i in[4];
-        for (int k = 0; k < 4; ++k) in[k] = load256(y.qs + 128 * j + 32 * k);
-        half_to_sublanes(in, out.q + 4 * j);
+        for (int k = 0; k < 4; ++k) in[k] = load256(qs + 128 * j + 32 * k);
+        half_to_sublanes(in, q + 4 * j);
     }
-    out.bsums = load256(y.bsums);
-    out.d = y.d;
-    return out;
 }
+using q8_K_sublanes16 = q8_K_lanes<by_16_element_sub_blocks>;
 
-// T <= 8 tokens in groups of four (lanes past T repeat the group's first token and are
-// dropped); ys: block i of token t at ys[8 * i + t].
-template <int T>
-void q6_K_sublane_tile(int64_t nb, const q6_K_sublanes * x, const q8_K_sublanes16 * ys, float * out, int64_t out_stride) {
-    constexpr int G = (T + 3) / 4;
-    __m128 acc[G];
-    for (int g = 0; g < G; ++g) acc[g] = _mm_setzero_ps();
-    for (int64_t i = 0; i < nb; ++i) {
-        const q6_K_sublanes & w = x[i];
-        for (int g = 0; g < G; ++g) {
-            const q8_K_sublanes16 * y[4];
-            for (int k = 0; k < 4; ++k) y[k] = ys + 8 * i + (4 * g + k < T ? 4 * g + k : 4 * g);
-            __m256i isum[4];
-            for (int k = 0; k < 4; ++k) {
-                __m256i half[2];
-                for (int j = 0; j < 2; ++j) {   // integers: any order
-                    __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w.q[4 * j], y[k]->q[4 * j]);
-                    for (int s = 1; s < 4; ++s) c = _mm256_dpbusd_epi32(c, w.q[4 * j + s], y[k]->q[4 * j + s]);
-                    half[j] = _mm256_mullo_epi32(c, w.scales[j]);
+// The tile of sublane_tiles<block_q6_K, q6_K_sublanes, q8_K_sublanes16, q6_K_by_sublanes> (quant_sublanes.h).
+struct q6_K_by_sublanes {
+    // T <= 8 tokens in groups of four (lanes past T repeat the group's first token and are
+    // dropped); ys: block i of token t at ys[8 * i + t].
+    template <int T>
+    static void tile(int64_t nb, const q6_K_sublanes * x, const q8_K_sublanes16 * ys, float * out, int64_t out_stride) {
+        constexpr int G = (T + 3) / 4;
+        __m128 acc[G];
+        for (int g = 0; g < G; ++g) acc[g] = _mm_setzero_ps();
+        for (int64_t i = 0; i < nb; ++i) {
+            const q6_K_sublanes & w = x[i];
+            for (int g = 0; g < G; ++g) {
+                const q8_K_sublanes16 * y[4];
+                for (int k = 0; k < 4; ++k) y[k] = ys + 8 * i + (4 * g + k < T ? 4 * g + k : 4 * g);
+                __m256i isum[4];
+                for (int k = 0; k < 4; ++k) {
+                    __m256i half[2];
+                    for (int j = 0; j < 2; ++j) {   // integers: any order
+                        __m256i c = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w.q[4 * j], y[k]->q[4 * j]);
+                        for (int s = 1; s < 4; ++s) c = _mm256_dpbusd_epi32(c, w.q[4 * j + s], y[k]->q[4 * j + s]);
+                        half[j] = _mm256_mullo_epi32(c, w.scales[j]);
+                    }
+                    // The -32 offset of every quant: -32 * sum_s scale_s * bsum_s.
+                    const __m256i offs = _mm256_slli_epi32(_mm256_madd_epi16(w.all_scales, y[k]->bsums), 5);
+                    isum[k] = _mm256_sub_epi32(_mm256_add_epi32(half[0], half[1]), offs);
                 }
-                // The -32 offset of every quant: -32 * sum_s scale_s * bsum_s.
-                const __m256i offs = _mm256_slli_epi32(_mm256_madd_epi16(w.all_scales, y[k]->bsums), 5);
-                isum[k] = _mm256_sub_epi32(_mm256_add_epi32(half[0], half[1]), offs);
+                // acc = fma(float(sum) * d, d_a, acc), each token in its lane.
+                const __m128 sums = _mm_cvtepi32_ps(hsum4_i32(isum[0], isum[1], isum[2], isum[3]));
+                const __m128 d_a = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
+                acc[g] = _mm_fmadd_ps(_mm_mul_ps(sums, _mm_set1_ps(w.d)), d_a, acc[g]);
             }
-            // acc = fma(float(sum) * d, d_a, acc), each token in its lane.
-            const __m128 sums = _mm_cvtepi32_ps(hsum4_i32(isum[0], isum[1], isum[2], isum[3]));
-            const __m128 d_a = _mm_setr_ps(y[0]->d, y[1]->d, y[2]->d, y[3]->d);
-            acc[g] = _mm_fmadd_ps(_mm_mul_ps(sums, _mm_set1_ps(w.d)), d_a, acc[g]);
         }
+        alignas(16) float r[4 * G];
+        for (int g = 0; g < G; ++g) _mm_store_ps(r + 4 * g, acc[g]);
+        for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
     }
-    alignas(16) float r[4 * G];
-    for (int g = 0; g < G; ++g) _mm_store_ps(r + 4 * g, acc[g]);
-    for (int t = 0; t < T; ++t) out[t * out_stride] = r[t];
-}
-
-// The tile entry, as q4_K_sublane_tiles.
-inline void q6_K_sublane_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, const void * a, size_t a_stride,
-                               int64_t n_tokens, float * out, int64_t out_stride) {
-    const auto * ab = static_cast<const uint8_t *>(a);
-    const int64_t nb = n / k_qk_k;
-    const int64_t n_groups = (n_tokens + 7) / 8;
-    thread_local std::vector<q8_K_sublanes16> acts;
-    thread_local std::vector<q6_K_sublanes> row;
-    if (acts.size() < static_cast<size_t>(n_groups * nb * 8)) acts.resize(static_cast<size_t>(n_groups * nb * 8));
-    if (row.size() < static_cast<size_t>(nb)) row.resize(static_cast<size_t>(nb));
-    for (int64_t t = 0; t < n_tokens; ++t)
-        for (int64_t i = 0; i < nb; ++i)
-            acts[8 * ((t / 8) * nb + i) + t % 8] = to_sublanes16(reinterpret_cast<const block_q8_K *>(ab + t * a_stride)[i]);
-    for (int64_t r = 0; r < n_rows; ++r) {
-        const auto * x = reinterpret_cast<const block_q6_K *>(static_cast<const uint8_t *>(w) + r * w_stride);
-        for (int64_t i = 0; i < nb; ++i) row[i] = q6_K_sublanes(x[i]);
-        for_token_tiles<8>(n_tokens, [&]<int T>(int64_t t) {
-            q6_K_sublane_tile<T>(nb, row.data(), acts.data() + 8 * (t / 8) * nb, out + t * out_stride + r, out_stride);
-        });
-    }
-}
+};
 
 }  // namespace
 }  // namespace hearth::kernels::cpu::avx2
