@@ -53,6 +53,14 @@ inline __m256i dot_u8_i8_i32(__m256i x, __m256i y) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(x, y), _mm256_set1_epi16(1));
 }
 
+// Asks for [p, p + bytes) in L1 ahead of use: a prefill tile works on one group of weight rows
+// for a long time, so the hardware prefetchers do not run ahead into the next group, whose first
+// reads waited on memory (most of the time the tiles spent outside their inner loops).
+inline void prefetch_bytes(const void * p, size_t bytes) {
+    const auto * c = static_cast<const char *>(p);
+    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(c + o, _MM_HINT_T0);
+}
+
 // Calls tile.template operator()<T>(t) for token tiles of N from t = 0 and one of 1..N-1 for
 // the rest: how the prefill kernels cut n_tokens into register tiles of fixed size.
 template <int K, class F>

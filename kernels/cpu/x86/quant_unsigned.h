@@ -207,6 +207,7 @@ void unsigned_tiles(int64_t n, const void * w, size_t w_stride, int64_t n_rows, 
     offsets.fill<L, D>(ab, a_stride, n_tokens, nb);
     auto rows = [&]<int RR>(int64_t r) {
         unpack_rows<L, RR>(nb, wb + r * w_stride, w_stride, rows_unpacked);
+        if (r + 2 * RR <= n_rows) prefetch_bytes(wb + (r + RR) * w_stride, RR * w_stride);   // the next group's rows
         for_token_tiles<T_max>(n_tokens, [&]<int T>(int64_t t0) {
             unsigned_tile<D, RR, T>(nb, rows_unpacked.data(), ab + t0 * a_stride, a_stride, offsets.start.data() + t0 * nb,
                                     offsets.dy.data() + t0 * nb, out + t0 * out_stride + r, out_stride);
