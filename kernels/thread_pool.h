@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -83,6 +84,7 @@ public:
     void parallel_for_shares(Bound && bound, F && fn) {
         const int nt = n_threads_;
         const int64_t n_tasks = bound(nt);
+        assert(n_tasks < (int64_t{1} << 32) && "parallel_for_shares packs task indices in 32 bits");
         if (n_tasks <= 0) return;
         if (n_tasks == 1 || nt == 1) {
             for (int64_t i = 0; i < n_tasks; ++i) fn(i, 0);
