@@ -106,25 +106,15 @@ void rope(float * x, int64_t n_tokens, int64_t n_head, int64_t head_dim, const i
     assert(p.n_rot / 2 <= k_max_pairs);
     std::array<float, k_max_pairs> cos_t, sin_t;
     const int64_t n_pairs = p.n_rot / 2;
-    // normal: pair i is (2i, 2i + 1); neox: pair i is (i, i + n_rot/2).
-    const int64_t stride = p.mode == rope_mode::normal ? 2 : 1;
-    const int64_t offset = p.mode == rope_mode::normal ? 1 : n_pairs;
     const auto rotate = simd::active_f32_kernels().rotate_pairs;
     for (int64_t t = 0; t < n_tokens; ++t) {
         rope_cos_sin(pos[t], p, cos_t.data(), sin_t.data());
         for (int64_t h = 0; h < n_head; ++h) {
             float * v = x + (t * n_head + h) * head_dim;
-            if (p.mode == rope_mode::neox) {   // the pairs' halves are contiguous: vectors
+            if (p.mode == rope_mode::neox) {   // pair i is (i, i + n_rot/2): two contiguous halves, vectors
                 rotate(v, v + n_pairs, cos_t.data(), sin_t.data(), n_pairs);
-                continue;
-            }
-            for (int64_t i = 0; i < n_pairs; ++i) {
-                float * a = v + i * stride;
-                const float x0 = a[0], x1 = a[offset];
-                // ggml's x0*cos - x1*sin and x0*sin + x1*cos, as its FMA build contracts them
-                // (the first product fused, the second rounded): llama.cpp's RoPE to the bit.
-                a[0] = std::fma(x0, cos_t[i], -(x1 * sin_t[i]));
-                a[offset] = std::fma(x0, sin_t[i], x1 * cos_t[i]);
+            } else {   // pair i is (2i, 2i + 1)
+                for (int64_t i = 0; i < n_pairs; ++i) simd::rotate_pair(v[2 * i], v[2 * i + 1], cos_t[i], sin_t[i]);
             }
         }
     }

@@ -160,11 +160,7 @@ void weighted_sum_portable(const float * p, const float * v, int64_t v_stride, i
 }  // namespace
 
 void rotate_pairs_portable(float * a, float * b, const float * c, const float * s, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-        const float x0 = a[i], x1 = b[i];
-        a[i] = std::fma(x0, c[i], -(x1 * s[i]));
-        b[i] = std::fma(x0, s[i], x1 * c[i]);
-    }
+    for (int64_t i = 0; i < n; ++i) rotate_pair(a[i], b[i], c[i], s[i]);
 }
 
 namespace {

@@ -9,6 +9,7 @@
 // Thread-safety: immutable tables.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/cpu/dispatch.h"
@@ -73,6 +74,14 @@ void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride,
 void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
                         float * lanes);
 void rotate_pairs_portable(float * a, float * b, const float * c, const float * s, int64_t n);
+
+// One pair of that rotation: ggml's x0*cos - x1*sin and x0*sin + x1*cos as its FMA build
+// contracts them (the first product fused, the second rounded): llama.cpp's RoPE to the bit.
+inline void rotate_pair(float & a, float & b, float c, float s) {
+    const float x0 = a, x1 = b;
+    a = std::fma(x0, c, -(x1 * s));
+    b = std::fma(x0, s, x1 * c);
+}
 
 // The portable variant for isa::scalar and any ISA without its own; defined for every isa.
 const f32_kernels & f32_kernels_for(cpu::isa i);
