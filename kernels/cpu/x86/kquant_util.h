@@ -59,5 +59,13 @@ inline __m256i k4_scales_mins_dup(const uint8_t * packed) {
 
 inline __m128i k4_scales_mins(const uint8_t * packed) { return _mm256_castsi256_si128(k4_scales_mins_dup(packed)); }
 
+// From k4_scales_mins_dup's bytes: each sub-block's min beside both of its 16-element bsums (a
+// q8_K block's bsums), as 16-bit lanes, so one madd gives min_k times sub-block k's bsum.
+inline __m256i k4_mins_by_bsum(__m256i scales_mins) {
+    constexpr char z = static_cast<char>(0x80);
+    return _mm256_shuffle_epi8(scales_mins, _mm256_setr_epi8(8, z, 8, z, 9, z, 9, z, 10, z, 10, z, 11, z, 11, z,
+                                                             12, z, 12, z, 13, z, 13, z, 14, z, 14, z, 15, z, 15, z));
+}
+
 }  // namespace
 }  // namespace hearth::kernels::cpu::avx2

@@ -96,10 +96,6 @@ inline __m128i hsum2_i32(__m256i a, __m256i b) {
 // One token, llama.cpp's one-token order.
 template <class M>
 float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
-    constexpr char z = static_cast<char>(0x80);
-    // Each sub-block's min beside both of its 16-element bsums, as 16-bit lanes.
-    const __m256i mins_by_bsum = _mm256_setr_epi8(8, z, 8, z, 9, z, 9, z, 10, z, 10, z, 11, z, 11, z,
-                                                  12, z, 12, z, 13, z, 13, z, 14, z, 14, z, 15, z, 15, z);
     float acc = 0.0f, acc_m = 0.0f;
     for (int64_t i = 0; i < n / k_qk_k; ++i) {
         const q4_K_scales sm(x[i]);
@@ -107,7 +103,7 @@ float q4_K_one_token(int64_t n, const block_q4_K * x, const block_q8_K * y) {
         // the block wait on the multiply-add latency.
         __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
         for (int j = 0; j < 4; ++j) isum[j / 2] = q4_K_pair_lanes<M>(isum[j / 2], q4_K_pair(x[i], sm, j), y[i], j);
-        const __m256i msum = _mm256_madd_epi16(_mm256_shuffle_epi8(sm.scales, mins_by_bsum), load256(y[i].bsums));
+        const __m256i msum = _mm256_madd_epi16(k4_mins_by_bsum(sm.scales), load256(y[i].bsums));
         const __m128 sums = _mm_cvtepi32_ps(hsum2_i32(_mm256_add_epi32(isum[0], isum[1]), msum));   // [I, M]
         acc = std::fma(_mm_cvtss_f32(sums), fp16(x[i].d) * y[i].d, acc);
         acc_m = std::fma(_mm_cvtss_f32(_mm_movehdup_ps(sums)), fp16(x[i].dmin) * y[i].d, acc_m);

@@ -35,10 +35,8 @@ struct q4_K_sublanes {
         }
         transpose8_i32(q);
         const __m256i sm = k4_scales_mins_dup(x.scales);   // 8 scales, 8 mins, in both halves
-        constexpr char z = static_cast<char>(0x80);
         scales = _mm256_cvtepu8_epi32(_mm256_castsi256_si128(sm));
-        mins = _mm256_shuffle_epi8(sm, _mm256_setr_epi8(8, z, 8, z, 9, z, 9, z, 10, z, 10, z, 11, z, 11, z,
-                                                        12, z, 12, z, 13, z, 13, z, 14, z, 14, z, 15, z, 15, z));
+        mins = k4_mins_by_bsum(sm);
     }
 };
 
