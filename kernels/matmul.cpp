@@ -106,7 +106,7 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
     assert(w.row_bytes >= row_size(w.type, w.n_cols));
     matmul_plan p{static_cast<const std::byte *>(w.data), w.row_bytes, w.type, w.n_rows, w.n_cols, ctx.n_tokens(), {}, y,
                   1, 1, 0, 0};
-    if (p.n_tokens == 0 || p.n_rows == 0) return p;
+    if (p.n_rows == 0) return p;   // (matmul_group returns before planning when there are no tokens)
     p.act = ctx.converted(vec_dot_type(w.type), pool);
     if (p.n_tokens == 1) return p;   // a matvec: cut_matvec cuts it
     // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
