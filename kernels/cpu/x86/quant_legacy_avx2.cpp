@@ -47,6 +47,7 @@ struct maddubs_dot_from {
 struct q5_0_unsigned {
     using block = block_q5_0;
     static constexpr char offset = 16;
+    static constexpr int matvec_prefetch = k_nibble_matvec_prefetch;
     static __m256i load(const block & b) {
         const __m256i hi = _mm256_and_si256(bytes_from_bits(b.qh), _mm256_set1_epi8(0x10));
         return _mm256_or_si256(bytes_from_nibbles(b.qs), hi);
