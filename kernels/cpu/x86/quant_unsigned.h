@@ -27,8 +27,10 @@ namespace {
 // every matrix from memory, 0 / 1 / 2 / 3 / 4 KiB ahead: q5_0 4864 x 896 14.7 / 16.0 / 17.6 /
 // 17.4 / 17.2 GB/s, 896 x 896 15.3 / 15.4 / 16.7 / 16.9 / 16.5; q4_0 4864 x 896 14.6 / 15.4 /
 // 17.6 / 17.9 / 17.4. q8_0 (lighter work per byte) lost with it: 151936 x 896 19.5 -> 17.8 at
-// 2 KiB, 14.6 at 4 KiB; so did q4_K and q6_K's one-token dots. On the AVX2 path (11-13 GB/s,
-// bound by its own work) it neither gains nor loses. Default model, decode on two threads,
+// 2 KiB, 14.6 at 4 KiB; so did q4_K and q6_K's one-token dots. Into L2 instead (prefetcht1)
+// the nibble formats gained nothing, and q8_0 1 KiB ahead gained alone (4864 x 896 11.9 -> 16.6)
+// but not in the decode on two threads (68.2 -> 67.4 t/s, medians of 10). On the AVX2 path
+// (11-13 GB/s, bound by its own work) it neither gains nor loses. Default model, decode on two threads,
 // alternating in one process: 72.0 -> 74.5 t/s (medians of 8).
 constexpr int k_nibble_matvec_prefetch = 2048;
 
