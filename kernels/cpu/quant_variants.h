@@ -21,15 +21,19 @@ void add_quant_kernels_neon_dotprod(quant_kernels & table);
 void add_quant_conversions_neon(quant_kernels & table);   // quantize/dequantize, kernels/cpu/arm/quant_convert_neon.cpp
 #endif
 
-// A matvec's rows in pairs, one from each half (rows r and r + n_rows / 2), then the odd row
-// left: rows<R>(r, dr) takes R rows from r on, dr apart. Two long sequential streams the
-// hardware prefetchers follow, and two rows' work to overlap (adjacent rows interleaved make
-// both streams jump at every pair: q5_0 from memory fell from 16 to 6 GB/s).
+// A matvec's rows in groups of P, one from each P-th part (rows r, r + q, ..., q = n_rows / P),
+// then the rows left one at a time: rows<R>(r, dr) takes R rows from r on, dr apart. P long
+// sequential streams the hardware prefetchers follow, and P rows' work to overlap (adjacent
+// rows interleaved make the streams jump at every group: q5_0 from memory fell from 16 to 6 GB/s).
+template <int P, class F>
+void rows_in_parts(int64_t n_rows, F && rows) {
+    const int64_t q = n_rows / P;
+    for (int64_t r = 0; r < q; ++r) rows.template operator()<P>(r, q);
+    for (int64_t r = P * q; r < n_rows; ++r) rows.template operator()<1>(r, 0);
+}
 template <class F>
 void rows_in_halves(int64_t n_rows, F && rows) {
-    const int64_t h = n_rows / 2;
-    for (int64_t r = 0; r < h; ++r) rows.template operator()<2>(r, h);
-    if (n_rows % 2) rows.template operator()<1>(n_rows - 1, 0);
+    rows_in_parts<2>(n_rows, rows);
 }
 
 // vec_dot_rows as whole rows taken alternately from the two halves: the two streams alone

@@ -26,6 +26,7 @@ struct q5_0_unsigned {
     using block = block_q5_0;
     static constexpr char offset = 16;
     static constexpr int matvec_prefetch = k_nibble_matvec_prefetch;
+    static constexpr int matvec_rows = k_nibble_matvec_rows;
     static __m256i load(const block & b) {
         uint32_t qh;
         std::memcpy(&qh, b.qh, sizeof qh);
@@ -40,6 +41,7 @@ struct q8_0_unsigned {
     using block = block_q8_0;
     static constexpr char offset = static_cast<char>(-128);   // the byte 0x80: 128 unsigned
     static constexpr int matvec_prefetch = 0;
+    static constexpr int matvec_rows = 4;
     static __m256i load(const block & b) {
         return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(b.qs)), _mm256_set1_epi8(static_cast<char>(0x80)));
     }

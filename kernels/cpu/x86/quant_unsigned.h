@@ -5,7 +5,8 @@
 // offset (8, 16 or 128) is taken off by starting each block's lanes at -offset * (the four
 // activations of the lane): exactly the lanes of the signed form (quant_q8_0_tiles.h), and the
 // same float steps, so bit-identical to it, without the two sign instructions per block and row.
-// L provides block, offset, load(block) and matvec_prefetch (bytes ahead, 0: none); D provides
+// L provides block, offset, load(block), matvec_prefetch (bytes ahead, 0: none) and
+// matvec_rows (rows side by side on AVX-512, see matvec_rows()); D provides
 // dot(start, x_unsigned, y_signed) = start + the lane sums of x * y; R x T is the
 // register tile of prefill (AVX2 has 16 vector registers, AVX-512 32).
 // Internal linkage (anonymous namespace): each x86 file compiles its own copy with its flags.
@@ -34,11 +35,26 @@ namespace {
 // alternating in one process: 72.0 -> 74.5 t/s (medians of 8).
 constexpr int k_nibble_matvec_prefetch = 2048;
 
+// Rows a matvec takes side by side on AVX-512 (see unsigned_rows): the nibble formats 3, q8_0 4.
+constexpr int k_nibble_matvec_rows = 3;
+
+// L::matvec_rows where the registers hold it; AVX2's 16 stay at two rows (one thread, from
+// memory, 2 / 3 / 4 rows: q5_0 4864 x 896 14.3 / 12.2 / 12.3 GB/s, q4_0 13.3 / 11.2 / 11.8).
+template <class L>
+constexpr int matvec_rows() {
+#if defined(__AVX512F__)
+    return L::matvec_rows;
+#else
+    return 2;
+#endif
+}
+
 // q4_0's weights unsigned: the nibbles as they are (q5_0's fifth bits load differently per ISA).
 struct q4_0_unsigned {
     using block = block_q4_0;
     static constexpr char offset = 8;
     static constexpr int matvec_prefetch = k_nibble_matvec_prefetch;
+    static constexpr int matvec_rows = k_nibble_matvec_rows;
     static __m256i load(const block & b) { return bytes_from_nibbles(b.qs); }
 };
 
@@ -107,14 +123,19 @@ __m256 scale_products4(const B * x, const float * dy) {
 }
 
 // Matvec: one activation row against many weight rows, so each block's offset lanes are worked
-// out once for the call, not once per row. Rows go in pairs, one from each half of the call's
-// rows (rows_in_halves): two accumulation chains (one row's chain, an FMA's latency per block,
-// bound the loop once the scale products came four at a time) in two long sequential streams.
-// One thread, 896-column rows, against one row at a time: q5_0 20.7 -> 23.3 GB/s in cache and
-// 16.4 -> 19.2-20.6 from memory, q8_0 37 -> 45 and 25 -> 28-30. Each row keeps its own order
-// of sums (llama.cpp's one-token order), so the pairing changes no bit. (q4_K's one-token dot,
-// bound by its own work at 16.5 GB/s, gained nothing from the halves and lost 25 % from two
-// rows side by side.)
+// out once for the call, not once per row. Rows go side by side, one from each of
+// matvec_rows<L>() parts of the call's rows (rows_in_parts): that many accumulation chains (one
+// row's chain, an FMA's latency per block, bound the loop once the scale products came four at
+// a time) in as many long sequential streams. One thread, 896-column rows, two rows against one
+// at a time: q5_0 20.7 -> 23.3 GB/s in cache and 16.4 -> 19.2-20.6 from memory, q8_0 37 -> 45
+// and 25 -> 28-30. On AVX-512, 2 / 3 / 4 rows (in one process, alternating; q4_0 / q5_0 with
+// their prefetch): q5_0 4864 x 896 from memory 18.9 / 19.6 / 17.6 GB/s, 896 x 896 18.4 / 19.5 /
+// 18.3, in cache 23.2 / 24.7 / 21.4; q4_0 4864 x 896 19.3 / 20.7 / 20.1; q8_0 151936 x 896 20.6 /
+// 22.1 / 24.6, 4864 x 896 19.5 / 22.3 / 24.2, 896 x 896 18.5 / 21.3 / 22.6. Default model's
+// decode on two threads, 3 and 4 rows against 2: 77.0 -> 78.5 t/s (medians of 8), 84.6 -> 90.0
+// where the host gave 41-46 GB/s. Each row keeps its own order of sums (llama.cpp's one-token
+// order), so the grouping changes no bit. (q4_K's one-token dot, bound by its own work at 16.5
+// GB/s, gained nothing from the halves and lost 25 % from two rows side by side.)
 template <class L, class D>
 void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, float * out, int64_t n_rows) {
     using block = typename L::block;
@@ -153,7 +174,7 @@ void unsigned_rows(int64_t n, const void * w, size_t stride, const void * a, flo
             for (int k = 0; k < RR; ++k) add_block(k, i, _mm256_set1_ps(fp16(x[k][i].d) * dy[i]));
         for (int k = 0; k < RR; ++k) out[r + k * dr] = hsum(acc[k]);
     };
-    rows_in_halves(n_rows, rows);
+    rows_in_parts<matvec_rows<L>()>(n_rows, rows);
 }
 
 // Block i of a tile's R weight rows, unpacked once for all the tile's token tiles (not once
