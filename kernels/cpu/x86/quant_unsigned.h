@@ -31,8 +31,8 @@ namespace {
 // 2 KiB, 14.6 at 4 KiB; so did q4_K and q6_K's one-token dots. Into L2 instead (prefetcht1)
 // the nibble formats gained nothing, and q8_0 1 KiB ahead gained alone (4864 x 896 11.9 -> 16.6)
 // but not in the decode on two threads (68.2 -> 67.4 t/s, medians of 10). On the AVX2 path
-// (11-13 GB/s, bound by its own work) it neither gains nor loses. Default model, decode on two threads,
-// alternating in one process: 72.0 -> 74.5 t/s (medians of 8).
+// (11-13 GB/s, bound by its own work) it neither gains nor loses. Default model, decode on two
+// threads, alternating in one process: 72.0 -> 74.5 t/s (medians of 8).
 constexpr int k_nibble_matvec_prefetch = 2048;
 
 // Rows a matvec takes side by side on AVX-512 (see unsigned_rows): the nibble formats 3, q8_0 4.
