@@ -9,10 +9,10 @@
 namespace hearth::kernels {
 namespace {
 
-// Matvec: weight bytes per task. The q4_0 / q5_0 / q8_0 matvec streams a task's rows as two
-// sequential halves, which the prefetchers need to be long (decode tg128, 2 threads,
-// alternating runs: 32 KiB 67-68 t/s, 128 KiB 79-90, 256 KiB 80-90; one stream per task had
-// 72-80 at 32 KiB). Each thread streams its own contiguous share of the bytes (equal shares)
+// Matvec: weight bytes per task. The q4_0 / q5_0 / q8_0 matvec streams a task's rows as two to
+// four sequential parts (quant_unsigned.h), which the prefetchers need to be long (decode tg128,
+// 2 threads, two parts, alternating runs: 32 KiB 67-68 t/s, 128 KiB 79-90, 256 KiB 80-90; one
+// stream per task had 72-80 at 32 KiB). Each thread streams its own contiguous share of the bytes (equal shares)
 // first, then helps the others from the ends of their shares (parallel_for_shares), so task
 // boundaries do not break a memory stream. The last tasks of a share halve down to
 // k_matvec_last_task_bytes: a thread that finishes early helps with small pieces, and the
