@@ -34,7 +34,7 @@ from llama_cpp import Llama
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 SOURCES = HERE / "sources"
-VOCAB_CASES = Path(os.environ.get("HEARTH_SHARED_DIR", "/work/shared")) / "fixtures" / "tokenizer" / "ggml-vocab-qwen2.gguf"
+VOCAB_CASES = REPO / "tests" / "fixtures" / "tokenizer" / "ggml-vocab-qwen2.gguf"
 
 N_GEN = 32        # greedy tokens per prompt (fewer when an end-of-generation token comes first)
 N_TOP_STEPS = 8   # generation steps with a recorded top list
