@@ -10,7 +10,7 @@
 //                first NUL as tokens, the lines after it as merges (BPE, bit 0 clear) or as
 //                nothing (SPM, bit 0 set); then tokenize the payload with it.
 // Vocabularies: HEARTH_FUZZ_VOCAB (GGUF paths separated by ':'), else the gpt-2 and llama-spm
-// fixtures found next to this source file (<repo>/tests/fixtures/tokenizer/).
+// fixtures in the source tree (tests/fixtures/tokenizer/).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -47,8 +47,7 @@ std::vector<std::string> vocab_paths() {
         }
         return paths;
     }
-    const auto repo = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
-    const auto dir = repo / "tests" / "fixtures" / "tokenizer";
+    const auto dir = std::filesystem::path(HEARTH_SOURCE_DIR) / "tests" / "fixtures" / "tokenizer";
     for (const char * name : {"ggml-vocab-gpt-2.gguf", "ggml-vocab-llama-spm.gguf"}) paths.push_back((dir / name).string());
     return paths;
 }
