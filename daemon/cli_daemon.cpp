@@ -16,6 +16,7 @@
 #include "daemon/config.h"
 #include "daemon/daemon_server.h"
 #include "daemon/logging.h"
+#include "daemon/model_path.h"
 #include "daemon/model_service.h"
 #include "inference/slot_store.h"
 
@@ -33,12 +34,11 @@ struct daemon_flags {
 
 int run_daemon_command(const daemon_flags & f) {
     daemon_config cfg;
-    const std::string config_file = f.config.value_or(default_config_file());   // named in a warning below
+    const std::string config_file = f.config.value_or(default_config_file());   // named when no model is found
     if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
         return 2;
     }
-    if (f.model) cfg.model_path = *f.model;
     if (f.runtime_dir) cfg.runtime_dir = *f.runtime_dir;
     if (f.socket) cfg.socket_path = *f.socket;
     if (f.tcp) cfg.tcp_port = *f.tcp;
@@ -72,8 +72,11 @@ int run_daemon_command(const daemon_flags & f) {
         std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
         return 2;
     }
+    // The same lookup as every command; an editor's `hearth lsp` names no model.
+    auto model_path = resolve_model_path(f.model.value_or(""), cfg.model_path, config_file);
+    if (model_path) cfg.model_path = *model_path;
     std::unique_ptr<model_service> model;
-    if (!cfg.model_path.empty()) {
+    if (model_path) {
         engine_options eo;
         eo.model_path = cfg.model_path;
         eo.n_threads = cfg.threads;
@@ -96,8 +99,7 @@ int run_daemon_command(const daemon_flags & f) {
         spdlog::info("model {} ({} bytes mapped, {} threads, KV {} budget {} bytes)", st.model_name, st.mapped_bytes,
                      st.n_threads, st.cache_type, st.kv_budget_bytes);
     } else {
-        spdlog::warn("no model given (--model PATH or `model = ...` in {}): completion and chat will answer errors",
-                     config_file);
+        spdlog::warn("{}: completion and chat will answer errors", model_path.message());
     }
     daemon_server server(cfg, std::move(model));
     if (auto s = server.start(); !s) {

@@ -173,6 +173,8 @@ void add_lsp_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--slot-dir", f->slot_dir, "Where a daemon this command starts persists KV slots ('none': nowhere)");
     cmd->add_option("--start-timeout-ms", f->start_timeout_ms, "How long to wait for a started daemon")->check(CLI::Range(100, 600000));
     cmd->add_flag("--no-start", f->no_start, "Only connect; fail if no daemon runs");
+    // Many LSP clients append --stdio to the server's command line; stdio is all this speaks.
+    cmd->add_flag("--stdio")->description("Accepted and ignored: the editor's stdio is the only transport");
     cmd->callback([f, &state] { state.exit_code = run_lsp_command(*f); });
 }
 

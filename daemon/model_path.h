@@ -1,7 +1,11 @@
-// model_path: which model file a command uses when none is named. The order: an explicit
-// --model/FILE, then $HEARTH_MODEL, then the default model where scripts/fetch-model puts
-// it (${XDG_CACHE_HOME:-~/.cache}/hearth/models/, the name in k_default_model_file).
-// Thread-safety: pure functions of the environment.
+// model_path: which model file a command uses. One order for every command (the daemon,
+// and so every editor's `hearth lsp`, as well as complete, chat and bench):
+//   1. the explicit path (--model, or a FILE argument)
+//   2. $HEARTH_MODEL
+//   3. `model = "..."` in the config file (--config FILE, else ~/.config/hearth/config.toml)
+//   4. the default model where scripts/fetch-model puts it:
+//      ${XDG_CACHE_HOME:-~/.cache}/hearth/models/<k_default_model_file>
+// Thread-safety: functions of the environment and the file system; no state.
 #pragma once
 
 #include <string>
@@ -13,7 +17,16 @@ namespace hearth::daemon {
 // The file name scripts/fetch-model gives the default model.
 extern const char * const k_default_model_file;
 
-// Resolves the model path; the error tells the user how to get a model.
+// ${XDG_CACHE_HOME:-~/.cache}/hearth/models/default.gguf ("" when neither is set).
+std::string default_model_path();
+
+// The lookup with `config_model` already read from `config_file` ("" if it has none).
+// The error says every way to give a model and where the default one was looked for.
+result<std::string> resolve_model_path(const std::string & explicit_path, const std::string & config_model,
+                                       const std::string & config_file);
+
+// The lookup for a command without a --config flag: reads `model` from the default
+// config file (an error in that file is reported, not skipped).
 result<std::string> resolve_model_path(const std::string & explicit_path);
 
 }  // namespace hearth::daemon

@@ -27,8 +27,13 @@ esac
 export HEARTH_TEST_DIR="$here/nvim"
 export HEARTH_FAKE_SERVER="$here/fake_server.js"
 # A private XDG tree: no user config, state or LSP log of the person running the tests.
-xdg="$(mktemp -d)"
-trap 'rm -rf "$xdg"' EXIT
+# HEARTH_TEST_XDG: a tree the caller prepared (and removes).
+if [ -n "${HEARTH_TEST_XDG:-}" ]; then
+  xdg="$HEARTH_TEST_XDG"
+else
+  xdg="$(mktemp -d)"
+  trap 'rm -rf "$xdg"' EXIT
+fi
 export XDG_CONFIG_HOME="$xdg/config" XDG_STATE_HOME="$xdg/state" XDG_DATA_HOME="$xdg/data" XDG_CACHE_HOME="$xdg/cache"
 "$nvim" --version | head -1
 exec timeout "${HEARTH_NVIM_TEST_TIMEOUT:-120}" "$nvim" --headless -u NONE -i NONE -n \

@@ -18,7 +18,9 @@ export class AnswerView implements vscode.TextDocumentContentProvider {
 
     readonly onDidChange = this.changed_.event;
 
-    constructor(private readonly client_: () => LanguageClient | undefined) {}
+    // busy: +1 when an answer starts streaming, -1 when it ends (the status bar shows it).
+    constructor(private readonly client_: () => LanguageClient | undefined,
+                private readonly busy_: (delta: 1 | -1) => void = () => undefined) {}
 
     provideTextDocumentContent(uri: vscode.Uri): string {
         return this.transcripts_.get(uri.toString())?.render() ?? '';
@@ -68,6 +70,7 @@ export class AnswerView implements vscode.TextDocumentContentProvider {
             { location: vscode.ProgressLocation.Notification, title: 'hearth: answering…', cancellable: true },
             async (_p, notificationToken) => {
                 const sub = notificationToken.onCancellationRequested(() => cts.cancel());
+                this.busy_(1);
                 try {
                     const result = await client.sendRequest<ChatResult>('workspace/executeCommand', params, cts.token);
                     if (cts.token.isCancellationRequested) transcript.cancel();
@@ -76,6 +79,7 @@ export class AnswerView implements vscode.TextDocumentContentProvider {
                     if (cts.token.isCancellationRequested) transcript.cancel();
                     else transcript.fail(e instanceof Error ? e.message : String(e));
                 } finally {
+                    this.busy_(-1);
                     sub.dispose();
                     progress.dispose();
                     this.running_.delete(cts);

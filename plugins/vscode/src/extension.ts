@@ -4,14 +4,16 @@
 // model itself.
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { AnswerView, answerScheme } from './chat_view';
 import { acceptPartially, acceptedCommand, inlineCompletionMiddleware } from './completion';
 import { Settings, helpFlags, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
 import { Feedback } from './feedback';
+import { ServerProcess, startFailureMessage } from './server_process';
 import { StatusBar, showStatusCommand } from './status_bar';
 
 let client: LanguageClient | undefined;
+let feedback: Feedback | undefined;
 
 function settings(): Settings {
     const c = vscode.workspace.getConfiguration('hearth');
@@ -21,8 +23,9 @@ function settings(): Settings {
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
     const output = vscode.window.createOutputChannel('hearth', { log: true });
     const status = new StatusBar(() => client);
-    const feedback = new Feedback({ notify: (m, p) => void client?.sendNotification(m, p) });
-    const answers = new AnswerView(() => client);
+    const shown = new Feedback({ notify: (m, p) => void client?.sendNotification(m, p) });
+    feedback = shown;
+    const answers = new AnswerView(() => client, (d) => status.busy(d));
     context.subscriptions.push(output, status,
         vscode.workspace.registerTextDocumentContentProvider(answerScheme, answers),
         // Not hearth.explain & co.: the language client registers the daemon's commands
@@ -34,14 +37,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         vscode.commands.registerCommand(showStatusCommand, () => status.show()),
         vscode.commands.registerCommand('hearth.restart', () => restart()),
         vscode.commands.registerCommand(acceptedCommand, async (uri: string, next?: vscode.Command) => {
-            feedback.accepted(uri, next !== undefined);
+            shown.accepted(uri, next !== undefined);
             if (next) await vscode.commands.executeCommand(next.command, ...(next.arguments ?? []));
         }),
         vscode.commands.registerCommand('hearth.acceptNextWord',
-            () => acceptPartially(feedback, 'editor.action.inlineSuggest.acceptNextWord')),
+            () => acceptPartially(shown, 'editor.action.inlineSuggest.acceptNextWord')),
         vscode.commands.registerCommand('hearth.acceptNextLine',
-            () => acceptPartially(feedback, 'editor.action.inlineSuggest.acceptNextLine')),
-        vscode.window.onDidChangeActiveTextEditor(() => feedback.dismissed()),
+            () => acceptPartially(shown, 'editor.action.inlineSuggest.acceptNextLine')),
+        // Escape (package.json binds it while a suggestion shows): the rejection is reported
+        // now, not when the user next switches editors.
+        vscode.commands.registerCommand('hearth.dismissSuggestion', async () => {
+            shown.dismissed();
+            await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
+        }),
+        vscode.window.onDidChangeActiveTextEditor(() => shown.dismissed()),
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (e.affectsConfiguration('hearth.daemonPath') || e.affectsConfiguration('hearth.modelPath') ||
                 e.affectsConfiguration('hearth.cacheType') || e.affectsConfiguration('hearth.kvBudgetMiB') ||
@@ -65,15 +74,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         }
         const { args, dropped } = lspArgs(s, await knownFlags(found.path));
         for (const d of dropped) output.appendLine(`setting not passed on: ${d}`);
-        output.appendLine(`starting: ${found.path} ${args.join(' ')}`);
-        const server: ServerOptions = { command: found.path, args, transport: TransportKind.stdio };
+        const commandLine = `${found.path} ${args.join(' ')}`;
+        output.appendLine(`starting: ${commandLine}`);
+        // Spawned here, not by the client: the client would append --stdio (TransportKind.stdio),
+        // and a failed start is explained from this process's stderr.
+        let launched: ServerProcess | undefined;
+        const server: ServerOptions = async () => {
+            launched = new ServerProcess(found.path!, args);
+            return launched.process;
+        };
         const options: LanguageClientOptions = {
             documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
             initializationOptions: initializationOptions(s),
             outputChannel: output,
             middleware: inlineCompletionMiddleware({
                 settings,
-                feedback,
+                feedback: shown,
                 toRange: (r) => client!.code2ProtocolConverter.asRange(r),
                 busy: (d) => status.busy(d),
             }),
@@ -84,8 +100,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             void status.refresh();
         } catch (e) {
             const why = e instanceof Error ? e.message : String(e);
-            const log = s.logFile ? ` The daemon's log: ${s.logFile}.` : ' Its messages are in the "hearth" output.';
-            const msg = `hearth: the daemon (${found.path} ${args.join(' ')}) failed to start: ${why}.${log}`;
+            // hearth lsp writes its reason, then exits: wait (briefly) for all of its stderr.
+            const code = launched ? await Promise.race([launched.closed, delay(3000)]) : undefined;
+            const msg = startFailureMessage(commandLine, launched?.stderr ?? '', code ?? undefined,
+                                            launched?.spawnError || why);
             status.error(msg);
             output.appendLine(msg);
             void vscode.window.showErrorMessage(msg, 'Show Output').then((pick) => { if (pick) output.show(); });
@@ -102,6 +120,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     await start();
 }
 
+function delay(ms: number): Promise<undefined> {
+    return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
+}
+
 // The flags of `hearth lsp` in this installation, from its --help (undefined if that
 // fails: then every flag is passed and a wrong one shows up as a start failure).
 function knownFlags(daemon: string): Promise<Set<string> | undefined> {
@@ -113,5 +135,8 @@ function knownFlags(daemon: string): Promise<Set<string> | undefined> {
 }
 
 export async function deactivate(): Promise<void> {
+    feedback?.dismissed();   // a suggestion on screen when the window closes ends rejected
+    feedback = undefined;
     if (client) await client.stop();
+    client = undefined;
 }

@@ -2,11 +2,17 @@
 // run the extension's activate() in Node and see what it registers, starts and says.
 // Installed for this process only; records everything in `calls`.
 import Module = require('module');
+import * as cp from 'child_process';
 import { Position, Range, InlineCompletionTriggerKind } from './vscode_mock';
 
 export const calls = {
     commands: [] as string[],
+    handlers: new Map<string, (...args: any[]) => unknown>(),
+    executed: [] as string[],
+    notifications: [] as Array<[string, any]>,
     errors: [] as string[],
+    errorButtons: [] as string[][],
+    outputShown: 0,
     clients: [] as Array<{ server: any; options: any }>,
     statusText: [] as string[],
     output: [] as string[],
@@ -20,7 +26,12 @@ export const editorState = {
 };
 export { vscode };
 export const config: Record<string, unknown> = {};
-export const clientBehaviour = { startError: undefined as Error | undefined };
+// pick: the button the user clicks on an error message. command: the reply to
+// workspace/executeCommand, which the test settles when it likes.
+export const clientBehaviour = {
+    pick: undefined as string | undefined,
+    command: undefined as Promise<unknown> | undefined,
+};
 
 class EventEmitter<T> {
     private ls: Array<(e: T) => void> = [];
@@ -41,13 +52,17 @@ const vscode = {
     },
     Uri: { from: (o: any) => ({ ...o, toString: () => `${o.scheme}:${o.path}` }) },
     window: {
-        createOutputChannel: () => ({ appendLine: (l: string) => calls.output.push(l), show() {}, dispose() {} }),
+        createOutputChannel: () => ({ appendLine: (l: string) => calls.output.push(l), show() { calls.outputShown++; }, dispose() {} }),
         createStatusBarItem: () => {
             const item: any = { show() {}, dispose() {} };
             Object.defineProperty(item, 'text', { set(v: string) { calls.statusText.push(v); }, get() { return calls.statusText[calls.statusText.length - 1]; } });
             return item;
         },
-        showErrorMessage: (m: string) => { calls.errors.push(m); return Promise.resolve(undefined); },
+        showErrorMessage: (m: string, ...buttons: string[]) => {
+            calls.errors.push(m);
+            calls.errorButtons.push(buttons);
+            return Promise.resolve(clientBehaviour.pick);
+        },
         showWarningMessage: (m: string) => { calls.errors.push(m); return Promise.resolve(undefined); },
         showInformationMessage: () => Promise.resolve(undefined),
         showInputBox: () => Promise.resolve(editorState.question),
@@ -66,21 +81,52 @@ const vscode = {
         asRelativePath: (uri: any) => String(uri.path ?? uri).split('/').pop(),
     },
     commands: {
-        registerCommand: (id: string) => { calls.commands.push(id); return { dispose() {} }; },
-        executeCommand: () => Promise.resolve(undefined),
+        registerCommand: (id: string, handler: (...args: any[]) => unknown) => {
+            calls.commands.push(id);
+            calls.handlers.set(id, handler);
+            return { dispose() {} };
+        },
+        executeCommand: (id: string) => { calls.executed.push(id); return Promise.resolve(undefined); },
     },
 };
 
+const TransportKind = { stdio: 0, ipc: 1, pipe: 2, socket: 3 };
+
+// Starts the server as vscode-languageclient/node 11 does: a function's ChildProcess, or
+// the command, with "--stdio" appended for TransportKind.stdio. The start succeeds once the
+// server writes to stdout; a server that exits first fails it with the library's message
+// (its pending initialize request is rejected).
 class LanguageClient {
     running = false;
-    constructor(_id: string, _name: string, server: any, options: any) { calls.clients.push({ server, options }); }
-    async start() { if (clientBehaviour.startError) throw clientBehaviour.startError; this.running = true; }
-    async stop() { this.running = false; }
+    process: cp.ChildProcess | undefined;
+    code2ProtocolConverter = { asRange: (r: any) => r };
+    constructor(_id: string, _name: string, private readonly server: any, options: any) { calls.clients.push({ server, options }); }
+    async start() {
+        if (typeof this.server === 'function') {
+            this.process = await this.server();
+        } else {
+            const args = [...(this.server.args ?? [])];
+            if (this.server.transport === TransportKind.stdio) args.push('--stdio');
+            this.process = cp.spawn(this.server.command, args, this.server.options ?? {});
+        }
+        const p = this.process!;
+        const up = await new Promise<boolean>((resolve) => {
+            p.stdout!.once('data', () => resolve(true));
+            p.once('exit', () => resolve(false));
+        });
+        if (!up) throw new Error('Pending response rejected since connection got disposed');
+        this.running = true;
+    }
+    async stop() { this.running = false; this.process?.kill(); }
     isRunning() { return this.running; }
-    async sendRequest() { return { model: 'stories260K', lastCompletionMs: 12, decodeTokensPerSecond: 100 }; }
-    async sendNotification() {}
+    onProgress() { return { dispose() {} }; }
+    async sendRequest(method: string) {
+        if (method === 'workspace/executeCommand' && clientBehaviour.command) return clientBehaviour.command;
+        return { model: 'stories260K', lastCompletionMs: 12, decodeTokensPerSecond: 100 };
+    }
+    async sendNotification(method: string, params: unknown) { calls.notifications.push([method, params]); }
 }
-const languageclient = { LanguageClient, TransportKind: { stdio: 0 }, ProgressType: class {} };
+const languageclient = { LanguageClient, TransportKind, ProgressType: class {} };
 
 type ResolveFn = (request: string, ...rest: unknown[]) => string;
 const m = Module as unknown as { _resolveFilename: ResolveFn; _cache: Record<string, unknown> };
