@@ -27,6 +27,11 @@ for f in bin/hearth share/hearth/hearth.vsix share/hearth/nvim/lua/hearth/init.l
   [ -f "$prefix/$f" ] || fail "cmake --install did not install $f"
 done
 echo "installed: $(cd "$prefix" && find . -type f | sort | tr '\n' ' ')"
+# No path into the source or build tree is compiled into the binary.
+repo="$(cd "$here/../.." && pwd)" build_abs="$(cd "$build" && pwd)"
+for tree in "$repo" "$build_abs"; do
+  ! grep -qaF "$tree/" "$prefix/bin/hearth" || fail "the installed binary names $tree"
+done
 
 # A user who has only the installed files: nothing points into the source or build tree.
 export HOME="$work/home"
