@@ -18,5 +18,6 @@ void add_lsp_command(CLI::App & app, cli_state & state);        // hearth lsp (t
 void add_status_command(CLI::App & app, cli_state & state);     // hearth status (asks the running daemon)
 void add_generate_commands(CLI::App & app, cli_state & state);  // hearth complete, hearth chat
 void add_bench_commands(CLI::App & app, cli_state & state);     // hearth bench, hearth bench trace
+void add_pull_commands(CLI::App & app, cli_state & state);      // hearth pull, hearth models [rm]
 
 }  // namespace hearth::daemon

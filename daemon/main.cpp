@@ -7,6 +7,7 @@
 int main(int argc, char ** argv) {
     CLI::App app{"hearth: a local coding assistant (inline completion and chat over LSP)", "hearth"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", "hearth " HEARTH_VERSION);
     hearth::daemon::cli_state state;
     hearth::daemon::add_version_command(app, state);
     hearth::daemon::add_daemon_command(app, state);
@@ -15,6 +16,7 @@ int main(int argc, char ** argv) {
     hearth::daemon::add_model_commands(app, state);
     hearth::daemon::add_generate_commands(app, state);
     hearth::daemon::add_bench_commands(app, state);
+    hearth::daemon::add_pull_commands(app, state);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {
