@@ -17,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/daemon/hearth_process.h"
 #include "tests/daemon/test_client.h"
 
 using namespace hearth::daemon::testing;
@@ -26,75 +27,6 @@ namespace json = boost::json;
 namespace {
 
 const std::string k_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf";
-
-std::string hearth_binary() {
-    const char * dir = std::getenv("HEARTH_BINARY_DIR");
-    INFO("HEARTH_BINARY_DIR is not set: run through ctest, or set it to the build directory");
-    REQUIRE(dir != nullptr);
-    const std::string bin = std::string(dir) + "/daemon/hearth";
-    INFO(bin);
-    REQUIRE(::access(bin.c_str(), X_OK) == 0);
-    return bin;
-}
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/hearth-b-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    return tmpl;
-}
-
-struct child {
-    pid_t pid = -1;
-    int to_child = -1;     // its stdin
-    int from_child = -1;   // its stdout
-};
-
-// Starts `hearth args...` with stdin/stdout on pipes and stderr into `log`.
-child spawn(const std::vector<std::string> & args, const std::string & log) {
-    std::signal(SIGPIPE, SIG_IGN);
-    int in[2], out[2];
-    REQUIRE(::pipe(in) == 0);
-    REQUIRE(::pipe(out) == 0);
-    const std::string bin = hearth_binary();
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::dup2(in[0], 0);
-        ::dup2(out[1], 1);
-        const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-        ::dup2(err, 2);
-        for (int fd = 3; fd < 256; ++fd) ::close(fd);
-        std::vector<char *> argv;
-        std::vector<std::string> all = {bin};
-        all.insert(all.end(), args.begin(), args.end());
-        for (auto & a : all) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(bin.c_str(), argv.data());
-        ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    return {pid, in[1], out[0]};
-}
-
-int wait_exit(pid_t pid, std::chrono::milliseconds timeout = 10s) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    int st = 0;
-    while (std::chrono::steady_clock::now() < end) {
-        const pid_t r = ::waitpid(pid, &st, WNOHANG);
-        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &st, 0);
-    FAIL("process " << pid << " did not exit in time");
-    return -1;
-}
-
-std::string slurp(const std::string & path) {
-    std::ifstream f(path);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout = 20s) {
     auto r = c.reply_to(id, timeout);
