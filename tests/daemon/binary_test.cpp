@@ -264,15 +264,16 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     size_t starts = 0;
     for (size_t p = log.find("listening on unix socket"); p != std::string::npos; p = log.find("listening on unix socket", p + 1)) ++starts;
     CHECK(starts == 1);
-    // An editor closing its stdin ends only its own shim.
-    ::close(a.to_child);
-    CHECK(wait_exit(a.pid) == 0);
+    // An editor closing its stdin ends only its own shim (exit code 1: no shutdown was sent).
+    ca.close_write();
+    CHECK(wait_exit(a.pid) == 1);
     REQUIRE(cb.request(3, "hearth/status"));
     CHECK(result_of(cb, 3).at("connections").as_int64() == 1);
-    // The daemon stopping ends the other shim.
+    // The daemon stopping ends the other shim, which tells its editor it did not choose to.
     ::kill(daemon_pid, SIGTERM);
     CHECK(cb.wait_closed(10s));
-    CHECK(wait_exit(b.pid) == 0);
+    CHECK(wait_exit(b.pid) == 1);
+    CHECK(slurp(dir + "/b.log").find("the daemon closed the connection") != std::string::npos);
 }
 
 TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measured beside it", "[daemon][binary]") {
@@ -305,4 +306,55 @@ TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measu
     }
     CHECK(results[0].at("share_of_bandwidth_limit").as_double() == 0);   // pp has no bandwidth limit
     CHECK(results[1].at("share_of_bandwidth_limit").as_double() > 0);
+}
+
+namespace {
+
+// `hearth daemon` without a model (it still serves the protocol), on <dir>/run/hearth.sock.
+child spawn_plain_daemon(const std::string & dir) {
+    std::ofstream(dir + "/empty.toml").flush();
+    child d = spawn({"daemon", "--runtime-dir", dir + "/run", "--log-file", "none", "--config", dir + "/empty.toml"},
+                    dir + "/daemon.log");
+    for (int i = 0; i < 1000 && !test_client::connect_unix(dir + "/run/hearth.sock"); ++i) std::this_thread::sleep_for(10ms);
+    return d;
+}
+
+child spawn_shim(const std::string & dir) {
+    return spawn({"lsp", "--no-start", "--runtime-dir", dir + "/run", "--config", dir + "/empty.toml"}, dir + "/shim.log");
+}
+
+}  // namespace
+
+TEST_CASE("hearth lsp: the exit code says how the session ended", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    child d = spawn_plain_daemon(dir);
+    child shim = spawn_shim(dir);
+    test_client c(shim.from_child, shim.to_child);
+    init(c);
+    INFO(slurp(dir + "/shim.log"));
+    SECTION("shutdown, then exit: 0") {
+        REQUIRE(c.request(2, "shutdown"));
+        result_of(c, 2);
+        REQUIRE(c.notify("exit"));
+        CHECK(wait_exit(shim.pid) == 0);
+    }
+    SECTION("exit without shutdown: 1, as the LSP says (and as hearth daemon --stdio does)") {
+        REQUIRE(c.notify("exit"));
+        CHECK(wait_exit(shim.pid) == 1);
+    }
+    SECTION("the editor closing the pipe without shutdown: 1") {
+        c.close_write();
+        CHECK(wait_exit(shim.pid) == 1);
+    }
+    SECTION("the daemon killed under it: 1, with a message") {
+        ::kill(d.pid, SIGKILL);
+        wait_exit(d.pid);
+        d.pid = -1;
+        CHECK(wait_exit(shim.pid) == 1);
+        CHECK(slurp(dir + "/shim.log").find("the daemon closed the connection") != std::string::npos);
+    }
+    if (d.pid > 0) {
+        ::kill(d.pid, SIGTERM);
+        wait_exit(d.pid);
+    }
 }

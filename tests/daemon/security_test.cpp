@@ -96,25 +96,26 @@ struct tool_run {
     std::string out, err;
 };
 
-// Runs a client tool to its end.
-tool_run run_tool(const std::vector<std::string> & args, const std::string & dir) {
+// Runs a client tool to its end. An editor keeps the shim's stdin open: `keep_stdin` does too.
+tool_run run_tool(const std::vector<std::string> & args, const std::string & dir, bool keep_stdin = false) {
     std::ofstream(dir + "/empty.toml").flush();
     auto all = args;
     all.insert(all.end(), {"--config", dir + "/empty.toml"});
     const std::string log = dir + "/tool.log";
     std::ofstream(log, std::ios::trunc).flush();
     child c = spawn(all, log);
-    ::close(c.to_child);
+    if (!keep_stdin) ::close(c.to_child);
     tool_run r;
     r.out = read_to_end(c.from_child);
     r.exit_code = wait_exit(c.pid);
+    if (keep_stdin) ::close(c.to_child);
     r.err = slurp(log);
     return r;
 }
 
 }  // namespace
 
-TEST_CASE("hearth status: a refused connection is a message and exit code 1", "[daemon][security][binary]") {
+TEST_CASE("hearth status and hearth lsp: a refused connection is a message and exit code 1", "[daemon][security][binary]") {
     daemon_config cfg;
     cfg.limits.max_connections = 1;
     running_daemon d(cfg);
@@ -125,6 +126,14 @@ TEST_CASE("hearth status: a refused connection is a message and exit code 1", "[
         INFO("stdout: " << r.out << "\nstderr: " << r.err);
         CHECK(r.exit_code == 1);
         CHECK_THAT(r.err, Catch::Contains("refused") && Catch::Contains("limits.max-connections"));
+    }
+    SECTION("hearth lsp --no-start") {
+        const auto r = run_tool({"lsp", "--no-start", "--socket", d.server->socket_path()}, d.dir, true);
+        INFO("stdout: " << r.out << "\nstderr: " << r.err);
+        CHECK(r.exit_code == 1);
+        CHECK_THAT(r.err, Catch::Contains("closed the connection"));
+        // The daemon's reason reaches the editor as a message it shows.
+        CHECK_THAT(r.out, Catch::Contains("window/showMessage") && Catch::Contains("limits.max-connections"));
     }
 }
 
