@@ -308,6 +308,35 @@ TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measu
     CHECK(results[1].at("share_of_bandwidth_limit").as_double() > 0);
 }
 
+TEST_CASE("hearth daemon: a FIFO in place of a slot file stalls neither completions nor SIGTERM", "[daemon][binary][security]") {
+    const std::string dir = temp_dir();
+    const std::string text = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
+    complete_in_fresh_daemon(dir, text, false);   // writes the document's slot file at the stop
+    const auto files = slot_files(dir + "/slots");
+    REQUIRE(files.size() == 1);
+    std::filesystem::remove(files[0]);
+    REQUIRE(::mkfifo(files[0].c_str(), 0600) == 0);
+
+    child ch = spawn_stdio_daemon(dir);
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///story.txt", text)));
+    json::object p{{"textDocument", {{"uri", "file:///story.txt"}}},
+                   {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
+                   {"context", {{"triggerKind", 2}}}};
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
+    auto r = c.reply_to(2, 5s);
+    INFO(slurp(dir + "/stderr.log"));
+    CHECK(r);   // answered (cold), the FIFO refused
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(ch.pid, SIGTERM);
+    const int code = wait_exit(ch.pid, 5s);
+    CHECK(code < 128);
+    CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+    CHECK(std::filesystem::is_regular_file(files[0]));   // the slot written again, as a file
+    CHECK(slurp(dir + "/stderr.log").find("not a regular file") != std::string::npos);
+}
+
 namespace {
 
 // `hearth daemon` without a model (it still serves the protocol), on <dir>/run/hearth.sock.
