@@ -85,7 +85,9 @@ result<std::string> default_slot_dir() {
     return fail("slot directory: neither XDG_CACHE_HOME nor HOME is set");
 }
 
-slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {}
+slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {
+    remove_stale_temporaries();
+}
 
 std::string slot_store::path_for(const std::string & key) const {
     XXH64_canonical_t c;
@@ -100,30 +102,66 @@ bool slot_store::has(const std::string & key) const {
 
 void slot_store::remove(const std::string & key) const { ::unlink(path_for(key).c_str()); }
 
+int slot_store::remove_stale_temporaries() const {
+    namespace fs = std::filesystem;
+    int removed = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const size_t at = name.rfind(k_tmp_marker);
+        if (at == std::string::npos) continue;
+        const std::string digits = name.substr(at + std::strlen(k_tmp_marker));
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+        const auto pid = static_cast<pid_t>(std::stol(digits));
+        // Ours cannot be in progress yet (a store is made before any save); another pid's
+        // writer is gone when kill() finds no such process (EPERM: it exists, as another user).
+        const bool writer_gone = pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+        if (writer_gone && ::unlink(it->path().c_str()) == 0) ++removed;
+    }
+    return removed;
+}
+
+namespace {
+
+// What one entry of the slot folder costs on disk, whatever it is: a file its size, a
+// directory everything under it; links are not followed.
+uint64_t entry_bytes(const std::filesystem::path & p, const struct stat & st) {
+    if (!S_ISDIR(st.st_mode)) return static_cast<uint64_t>(st.st_size);
+    uint64_t total = 0;
+    std::error_code ec;
+    for (std::filesystem::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+        struct stat sub {};
+        if (::lstat(it->path().c_str(), &sub) == 0 && !S_ISDIR(sub.st_mode)) total += static_cast<uint64_t>(sub.st_size);
+    }
+    return total;
+}
+
+}  // namespace
+
 int slot_store::prune(uint64_t max_bytes) const {
     namespace fs = std::filesystem;
     struct entry {
         fs::path path;
-        fs::file_time_type written;
-        uint64_t size;
+        timespec written;
+        uint64_t bytes;
     };
-    std::vector<entry> files;
+    // Everything in the folder counts: slots, temporaries, whatever else landed there.
+    std::vector<entry> entries;
     uint64_t total = 0;
     std::error_code ec;
     for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->path().extension() != ".slot") continue;
-        std::error_code e1, e2;
-        const auto size = it->file_size(e1);
-        const auto written = it->last_write_time(e2);
-        if (e1 || e2) continue;
-        files.push_back({it->path(), written, size});
-        total += size;
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0) continue;
+        entries.push_back({it->path(), st.st_mtim, entry_bytes(it->path(), st)});
+        total += entries.back().bytes;
     }
-    std::sort(files.begin(), files.end(), [](const entry & a, const entry & b) { return a.written < b.written; });
+    std::sort(entries.begin(), entries.end(), [](const entry & a, const entry & b) {
+        return a.written.tv_sec != b.written.tv_sec ? a.written.tv_sec < b.written.tv_sec : a.written.tv_nsec < b.written.tv_nsec;
+    });
     int removed = 0;
-    for (const auto & f : files) {
+    for (const auto & e : entries) {
         if (total <= max_bytes) break;
-        if (fs::remove(f.path, ec)) ++removed, total -= f.size;
+        if (fs::remove_all(e.path, ec) > 0 && !ec) ++removed, total -= e.bytes;
     }
     return removed;
 }

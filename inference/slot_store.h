@@ -11,7 +11,8 @@
 // the header's shape and count say how long the file must be and the file is exactly that
 // long: one slot of this cache at most, whatever sits on disk. Files are written (mode 0600,
 // the folder 0700: they hold the user's tokens) to <hash>.slot.tmp<pid> and renamed, so a
-// crash mid-write never leaves a torn slot under the real name.
+// crash mid-write never leaves a torn slot under the real name; a temporary whose writer is
+// gone (SIGKILL mid-save) is removed when a store opens the folder.
 // Thread-safety: none; one owner (the compute worker). Distinct daemons for the same model
 // may share the directory: the rename makes each file all-or-nothing.
 #pragma once
@@ -56,9 +57,13 @@ public:
     // file is rejected (the reason says which check failed); `seq` is not changed then.
     result<bool> load(const std::string & key, sequence & seq, int32_t max_positions) const;
     void remove(const std::string & key) const;
-    // Deletes the least recently written slot files of this model until the rest take at
-    // most max_bytes; returns how many were deleted. Files of other models are not touched.
+    // Deletes the least recently written entries of this model's folder until the rest take
+    // at most max_bytes; returns how many were deleted. Everything there counts (slots,
+    // temporaries, anything else); other models' folders are not touched.
     int prune(uint64_t max_bytes) const;
+    // Removes <hash>.slot.tmp<pid> files whose writer is no longer running (or is this
+    // process, which has not started one yet); the constructor does it. Returns how many.
+    int remove_stale_temporaries() const;
 
 private:
     std::string dir_;

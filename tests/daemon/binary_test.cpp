@@ -337,6 +337,20 @@ TEST_CASE("hearth daemon: a FIFO in place of a slot file stalls neither completi
     CHECK(slurp(dir + "/stderr.log").find("not a regular file") != std::string::npos);
 }
 
+TEST_CASE("hearth daemon: temporaries left by a save killed mid-write are removed at start", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    const std::string text = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
+    complete_in_fresh_daemon(dir, text, false);
+    const auto files = slot_files(dir + "/slots");
+    REQUIRE(files.size() == 1);
+    // What SIGKILL during the save at a stop leaves: <hash>.slot.tmp<pid of the dead daemon>.
+    const std::string stale = files[0] + ".tmp4194305";
+    std::ofstream(stale) << std::string(100000, 'x');
+    complete_in_fresh_daemon(dir, text, false);
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(slot_files(dir + "/slots").size() == 1);
+}
+
 namespace {
 
 // `hearth daemon` without a model (it still serves the protocol), on <dir>/run/hearth.sock.

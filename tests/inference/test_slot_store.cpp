@@ -304,3 +304,47 @@ TEST_CASE("slot store: a FIFO, a link to /dev/zero or a huge sparse file is refu
         CHECK(refused_in_child("magic") == 0);
     }
 }
+
+TEST_CASE("slot store: stale temporaries are removed, and everything in the folder counts against the budget",
+          "[inference][slot_store]") {
+    auto & t = tiny_model();
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    sequence a(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, a, prompt_of(50), logits).has_value());
+    REQUIRE(store.save("k0", a).has_value());
+    REQUIRE(store.save("k1", a).has_value());
+    const uint64_t one = std::filesystem::file_size(store.path_for("k0"));
+    auto age = [](const std::string & p, int hours) {
+        std::filesystem::last_write_time(p, std::filesystem::file_time_type::clock::now() - std::chrono::hours(hours));
+    };
+    age(store.path_for("k0"), 5);
+    age(store.path_for("k1"), 4);
+
+    SECTION("a temporary left by a killed daemon is removed when a store opens the folder") {
+        // pid 2^22 + 1 is past Linux's largest pid, so no process has it.
+        const std::string dead = store.path_for("k0") + ".tmp4194305";
+        const std::string live = store.path_for("k1") + ".tmp1";   // init's: a writer that is alive
+        write_all(dead, std::vector<uint8_t>(one, 7));
+        write_all(live, std::vector<uint8_t>(10, 7));
+        slot_store reopened(dir.path, the_model());
+        CHECK_FALSE(std::filesystem::exists(dead));
+        CHECK(std::filesystem::exists(live));
+        CHECK(reopened.has("k0"));
+        CHECK(reopened.has("k1"));
+    }
+    SECTION("a temporary and a stray file are pruned like slots, oldest first") {
+        const std::string tmp = store.path_for("k2") + ".tmp1";
+        write_all(tmp, std::vector<uint8_t>(3 * one, 7));
+        age(tmp, 6);
+        write_all(store.dir() + "/stray", std::vector<uint8_t>(one, 7));
+        age(store.dir() + "/stray", 3);
+        // 6 slot-sized units in the folder, 2.5 allowed: the temporary (oldest, 3 units) and k0 go.
+        CHECK(store.prune(2 * one + one / 2) == 2);
+        CHECK_FALSE(std::filesystem::exists(tmp));
+        CHECK_FALSE(store.has("k0"));
+        CHECK(store.has("k1"));
+        CHECK(std::filesystem::exists(store.dir() + "/stray"));
+    }
+}
