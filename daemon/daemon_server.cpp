@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/auth.h"
+#include "inference/gguf/mapped_file.h"
 
 namespace hearth::daemon {
 
@@ -90,6 +91,9 @@ session_options daemon_server::make_session_options(bool needs_auth) {
 
 status daemon_server::start() {
     std::signal(SIGPIPE, SIG_IGN);   // a vanished client is an EPIPE, never a dead daemon
+    // A model file cut short under the mapping ends the process from a SIGBUS handler: its
+    // message goes to the log file as well as stderr (which a started daemon points at /dev/null).
+    inference::gguf::mapped_file::set_fault_log_file(cfg_.log_file == "none" ? "" : cfg_.log_file.empty() ? default_log_file() : cfg_.log_file);
     runtime_dir_ = cfg_.runtime_dir.empty() ? default_runtime_dir() : cfg_.runtime_dir;
     if (cfg_.socket_path != "none") {
         if (auto s = start_unix(); !s) return s;

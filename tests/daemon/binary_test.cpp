@@ -401,3 +401,31 @@ TEST_CASE("hearth lsp: the exit code says how the session ended", "[daemon][bina
         wait_exit(d.pid);
     }
 }
+
+TEST_CASE("hearth daemon: a model file truncated under it is a logged exit, not a silent SIGBUS", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    const std::string model = dir + "/model.gguf";
+    std::filesystem::copy_file(k_model, model);
+    auto args = daemon_args(dir);
+    for (auto & a : args) if (a == k_model) a = model;
+    for (size_t i = 0; i + 1 < args.size(); ++i) if (args[i] == "--log-file") args[i + 1] = dir + "/daemon.log";
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///s.txt", "Once upon a time")));
+    json::object chat{{"textDocument", {{"uri", "file:///s.txt"}}},
+                      {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 4}}}}},
+                      {"prompt", "What happens next?"}};
+    REQUIRE(c.request(2, "hearth/chat", chat));
+    result_of(c, 2);
+    // Cut in place (same inode, as `truncate` or an editor saving over it would), then ask again.
+    std::filesystem::resize_file(model, 4096);
+    REQUIRE(c.request(3, "hearth/chat", chat));
+    const int code = wait_exit(ch.pid);
+    const std::string err = slurp(dir + "/stderr.log"), log = slurp(dir + "/daemon.log");
+    INFO("stderr: " << err << "\nlog: " << log);
+    CHECK(code == 74);   // EX_IOERR, not 128 + SIGBUS
+    CHECK(err.find("model file '" + model + "' changed under the daemon") != std::string::npos);
+    CHECK(log.find("model file '" + model + "' changed under the daemon") != std::string::npos);
+}
