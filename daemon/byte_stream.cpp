@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -27,6 +28,9 @@ public:
         s_.close(ec);
     }
     std::string describe() const override { return what_; }
+    void write_now(std::string_view bytes) override {
+        (void)::send(s_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
 
 private:
     Socket s_;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,6 +28,9 @@ public:
     virtual void async_read_some(boost::asio::mutable_buffer buf, io_handler h) = 0;
     virtual void async_write_all(boost::asio::const_buffer buf, io_handler h) = 0;
     virtual void close() = 0;                       // cancels pending operations; idempotent
+    // Best effort and never blocking: a few bytes for a peer that is refused before close()
+    // (they fit an empty socket buffer). A no-op where there is no such peer.
+    virtual void write_now(std::string_view bytes) { (void)bytes; }
     virtual std::string describe() const = 0;       // for logs: "unix uid 1000", "tcp 127.0.0.1:5123", "stdio"
 };
 

@@ -5,7 +5,14 @@
 // <runtime dir>/hearth.lock: the second one finds the first one's daemon when it gets the
 // lock. The daemon is started detached (double fork + setsid, so it outlives the editor)
 // and reports readiness through a pipe (HEARTH_READY_FD) instead of being polled for.
+// Its exit code is the editor's to read: 0 when the editor sent `shutdown` before leaving
+// (by `exit` or by closing the pipe), 1 after `exit` without `shutdown` (the LSP's rule, as
+// `hearth daemon --stdio`) and 1 when the daemon ended the connection first (stopped, was
+// killed, or refused it), with a message on stderr. For that it reads the editor's framing
+// and the method of its small messages, and nothing else.
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/cli_commands.h"
@@ -28,6 +37,7 @@
 #include "daemon/logging.h"
 #include "daemon/runtime_dir.h"
 #include "daemon/unix_client.h"
+#include "lsp/framing.h"
 
 namespace hearth::daemon {
 
@@ -93,7 +103,36 @@ status start_daemon(const lsp_flags & f, const std::string & socket, int timeout
     return {};
 }
 
+// What the editor said about ending the session, from its side of the stream. Bodies are
+// parsed only when they are small and mention a method of interest: didChange and didOpen
+// carry whole documents, and neither matters here.
+class editor_stream_watch {
+public:
+    void feed(std::string_view bytes) {
+        if (frames_.failed()) return;   // not LSP: the daemon will say so and close
+        items_.clear();
+        frames_.feed(bytes, items_);
+        for (const auto & item : items_)
+            if (const auto * body = std::get_if<std::string>(&item)) look_at(*body);
+    }
+    std::atomic<bool> saw_shutdown{false}, saw_exit{false}, editor_gone{false};
+
+private:
+    void look_at(const std::string & body) {
+        if (body.size() > 4096 || (body.find("shutdown") == std::string::npos && body.find("exit") == std::string::npos)) return;
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(body, ec);
+        const auto * m = !ec && v.is_object() ? v.as_object().if_contains("method") : nullptr;
+        if (!m || !m->is_string()) return;
+        if (m->as_string() == "shutdown") saw_shutdown = true;
+        else if (m->as_string() == "exit") saw_exit = true;
+    }
+    lsp::frame_reader frames_;
+    std::vector<lsp::frame_item> items_;
+};
+
 int run_lsp_command(const lsp_flags & f) {
+    std::signal(SIGPIPE, SIG_IGN);   // a vanished daemon or editor is an EPIPE, handled below
     daemon_config cfg;
     if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth lsp: %s\n", s.message().c_str());
@@ -133,25 +172,42 @@ int run_lsp_command(const lsp_flags & f) {
         }
     }
     // stdin -> daemon on a helper thread; daemon -> stdout here. When the editor closes
-    // stdin, the write side is shut down so the daemon sees the end of the stream.
-    std::thread up([fd] {
+    // stdin, the write side is shut down so the daemon sees the end of the stream. What the
+    // editor sent is looked at before it is forwarded, so the flags are set before the
+    // daemon can act on it.
+    auto watch = std::make_shared<editor_stream_watch>();
+    std::thread up([fd, watch] {
         char buf[64 * 1024];
         for (;;) {
             const ssize_t n = ::read(0, buf, sizeof buf);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0 || !write_all(fd, buf, static_cast<size_t>(n))) break;
+            if (n <= 0) {
+                watch->editor_gone = true;
+                break;
+            }
+            watch->feed(std::string_view(buf, static_cast<size_t>(n)));
+            if (!write_all(fd, buf, static_cast<size_t>(n))) break;
         }
         ::shutdown(fd, SHUT_WR);
     });
     up.detach();
     char buf[64 * 1024];
+    int read_error = 0;
     for (;;) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
+        if (n < 0) read_error = errno;
         if (n <= 0) break;
-        if (!write_all(1, buf, static_cast<size_t>(n))) break;
+        if (!write_all(1, buf, static_cast<size_t>(n))) {
+            watch->editor_gone = true;   // the editor stopped reading: it is leaving
+            break;
+        }
     }
-    return 0;
+    if (watch->saw_exit || watch->editor_gone) return watch->saw_shutdown ? 0 : 1;
+    spdlog::error("the daemon closed the connection on {} before the editor sent exit{}{} (it stopped, was killed, or "
+                  "refused this connection: see its log, {})",
+                  socket, read_error ? ": " : "", read_error ? std::strerror(read_error) : "", default_log_file());
+    return 1;
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // `hearth status`: asks the running daemon for hearth/status over its Unix socket and prints
 // it: the model, memory (mapped weights, KV budget and use), the KV slots (tokens held,
 // bytes per slot, hit rate, persistence), the queue and the last completion's timings.
+// A daemon that refuses the connection (limits.max-connections) says why in a
+// window/showMessage before it closes; that reason is printed, and the exit code is 1, as
+// for a connection that closes or breaks before the answer.
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -31,7 +35,20 @@ struct status_flags {
 struct reply_reader {
     lsp::frame_reader frames;
     std::deque<std::string> bodies;   // complete messages not looked at yet
+    std::string refusal;              // an error the daemon showed before closing
 };
+
+// The text of a window/showMessage of type Error, or "".
+std::string shown_error(const boost::json::object & m) {
+    const auto * method = m.if_contains("method");
+    const auto * params = m.if_contains("params");
+    if (!method || !method->is_string() || method->as_string() != "window/showMessage" || !params || !params->is_object())
+        return {};
+    const auto * type = params->as_object().if_contains("type");
+    const auto * text = params->as_object().if_contains("message");
+    if (!type || !type->is_int64() || type->as_int64() != 1 || !text || !text->is_string()) return {};
+    return std::string(text->as_string());
+}
 
 // Reads messages until the reply with `id` arrives (notifications and other replies are skipped).
 result<boost::json::value> reply_to(int fd, int64_t id, reply_reader & in) {
@@ -45,11 +62,14 @@ result<boost::json::value> reply_to(int fd, int64_t id, reply_reader & in) {
             if (ec || !v.is_object()) return fail("the daemon sent invalid JSON");
             const auto * mid = v.as_object().if_contains("id");
             if (mid && mid->is_int64() && mid->as_int64() == id) return v;
+            if (auto why = shown_error(v.as_object()); !why.empty()) in.refusal = why;
         }
         char chunk[65536];
         const ssize_t n = ::read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return fail("the daemon closed the connection");
+        if (n <= 0 && !in.refusal.empty()) return fail("the daemon refused the connection: ", in.refusal);
+        if (n < 0) return fail("the daemon closed the connection (", std::strerror(errno), ")");
+        if (n == 0) return fail("the daemon closed the connection before it answered");
         items.clear();
         in.frames.feed(std::string_view(chunk, static_cast<size_t>(n)), items);
         for (auto & item : items) {
@@ -104,6 +124,7 @@ void print_status(const boost::json::object & s) {
 }
 
 int run_status(const status_flags & f) {
+    std::signal(SIGPIPE, SIG_IGN);   // a daemon that closes on us is an EPIPE and a message, not a silent death
     daemon_config cfg;
     if (auto s = load_command_config(f.config, cfg); !s) {
         std::fprintf(stderr, "hearth status: %s\n", s.message().c_str());
@@ -123,13 +144,17 @@ int run_status(const status_flags & f) {
                       send(fd, {{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", boost::json::object{}}}) &&
                       send(fd, {{"jsonrpc", "2.0"}, {"id", 2}, {"method", "hearth/status"}});
     if (!sent) {
-        std::fprintf(stderr, "hearth status: writing to %s: %s\n", socket.c_str(), std::strerror(errno));
+        // The daemon closed first; it may have said why before it did.
+        const int err = errno;
+        auto why = reply_to(fd, 1, replies);
+        if (!replies.refusal.empty()) std::fprintf(stderr, "hearth status: %s: %s\n", socket.c_str(), why.message().c_str());
+        else std::fprintf(stderr, "hearth status: the daemon on %s closed the connection (%s)\n", socket.c_str(), std::strerror(err));
         return 1;
     }
     auto init = reply_to(fd, 1, replies);
     auto st = init ? reply_to(fd, 2, replies) : init;
     if (!st) {
-        std::fprintf(stderr, "hearth status: %s\n", st.message().c_str());
+        std::fprintf(stderr, "hearth status: %s: %s\n", socket.c_str(), st.message().c_str());
         return 1;
     }
     const auto * result = st->as_object().if_contains("result");

@@ -112,6 +112,8 @@ const std::map<std::string, setter, std::less<>> & limits_keys() {
         {"max-queued", integer(F(limits.max_queued), 1, 1 << 16)},
         {"partial-message-timeout-ms", integer(F(limits.partial_message_timeout_ms), 1, 3600000)},
         {"max-write-buffer-bytes", bytes(F(limits.max_write_buffer_bytes))},
+        {"max-unauthenticated", integer(F(limits.max_unauthenticated), 1, 4096)},
+        {"auth-timeout-ms", integer(F(limits.auth_timeout_ms), 1, 600000)},
     };
     return keys;
 }

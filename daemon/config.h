@@ -18,7 +18,7 @@
 namespace hearth::daemon {
 
 struct daemon_limits {
-    size_t max_connections = 32;               // all transports together
+    size_t max_connections = 32;               // authenticated ones (Unix, stdio, TCP past hearth/auth)
     size_t max_message_bytes = 4u << 20;       // one framed JSON-RPC body
     size_t max_documents = 256;                // open documents per connection
     size_t max_document_bytes = 8u << 20;
@@ -26,6 +26,10 @@ struct daemon_limits {
     size_t max_queued = 64;                    // model jobs waiting, all connections
     uint32_t partial_message_timeout_ms = 10000;  // a started message must complete within
     size_t max_write_buffer_bytes = 64u << 20; // unread output per connection before closing it
+    // TCP connections that have not sent hearth/auth yet: any local user can open them, so
+    // they have their own small pool (the oldest is dropped for a new one) and deadline.
+    size_t max_unauthenticated = 8;
+    uint32_t auth_timeout_ms = 2000;
 };
 
 struct completion_settings {

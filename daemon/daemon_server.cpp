@@ -15,6 +15,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/auth.h"
+#include "inference/gguf/mapped_file.h"
 
 namespace hearth::daemon {
 
@@ -63,18 +64,24 @@ daemon_server::daemon_server(daemon_config cfg, std::unique_ptr<model_service> m
       sched_(std::make_shared<scheduler>(scheduler_limits{cfg_.limits.max_queued})),
       services_(std::make_unique<services>(sched_, model_.get(), cfg_)),
       signals_(ctl_),
-      shutdown_deadline_(ctl_) {}
+      shutdown_deadline_(ctl_),
+      unix_backoff_(io_),
+      tcp_backoff_(io_) {}
 
 daemon_server::~daemon_server() {
     sched_->stop();
     for (const auto & f : files_to_remove_) ::unlink(f.c_str());
 }
 
-session_options daemon_server::make_session_options(bool needs_auth) const {
+session_options daemon_server::make_session_options(bool needs_auth) {
     session_options o;
     o.partial_message_timeout = std::chrono::milliseconds(cfg_.limits.partial_message_timeout_ms);
     o.max_write_buffer_bytes = cfg_.limits.max_write_buffer_bytes;
-    if (needs_auth) o.auth_token = token_;
+    if (needs_auth) {
+        o.auth_token = token_;
+        o.auth_timeout = std::chrono::milliseconds(cfg_.limits.auth_timeout_ms);
+        o.admit_after_auth = [this](session & s) { return admit_authenticated(s); };
+    }
     o.server_limits.max_requests_in_flight = cfg_.limits.max_requests_in_flight;
     o.server_limits.documents.max_documents = cfg_.limits.max_documents;
     o.server_limits.documents.max_document_bytes = cfg_.limits.max_document_bytes;
@@ -84,6 +91,9 @@ session_options daemon_server::make_session_options(bool needs_auth) const {
 
 status daemon_server::start() {
     std::signal(SIGPIPE, SIG_IGN);   // a vanished client is an EPIPE, never a dead daemon
+    // A model file cut short under the mapping ends the process from a SIGBUS handler: its
+    // message goes to the log file as well as stderr (which a started daemon points at /dev/null).
+    inference::gguf::mapped_file::set_fault_log_file(cfg_.log_file == "none" ? "" : cfg_.log_file.empty() ? default_log_file() : cfg_.log_file);
     runtime_dir_ = cfg_.runtime_dir.empty() ? default_runtime_dir() : cfg_.runtime_dir;
     if (cfg_.socket_path != "none") {
         if (auto s = start_unix(); !s) return s;
@@ -184,43 +194,62 @@ status daemon_server::start_stdio() {
     return {};
 }
 
+// After an accept error other than a closed acceptor (out of file descriptors, say), the
+// next accept waits a little: retrying at once would spin on the same error.
+void daemon_server::accept_again_later(asio::steady_timer & backoff, void (daemon_server::*accept)()) {
+    backoff.expires_after(std::chrono::milliseconds(100));
+    backoff.async_wait([this, accept](boost::system::error_code ec) {
+        if (!ec) (this->*accept)();
+    });
+}
+
 void daemon_server::accept_unix() {
     unix_acceptor_->async_accept([this](boost::system::error_code ec, local::socket s) {
+        if (ec == asio::error::operation_aborted || !unix_acceptor_->is_open()) return;
         if (ec) {
-            if (ec != asio::error::operation_aborted) spdlog::warn("unix accept: {}", ec.message());
-            if (ec == asio::error::operation_aborted || !unix_acceptor_->is_open()) return;
-        } else {
-            std::string why;
-            if (!peer_is_this_user(s, why)) spdlog::warn("unix socket: refused a connection: {}", why);
-            else add_session(make_unix_stream(std::move(s)), false, false);
+            spdlog::warn("unix accept: {}", ec.message());
+            accept_again_later(unix_backoff_, &daemon_server::accept_unix);
+            return;
         }
-        if (unix_acceptor_->is_open()) accept_unix();
+        std::string why;
+        if (!peer_is_this_user(s, why)) spdlog::warn("unix socket: refused a connection: {}", why);
+        else add_session(make_unix_stream(std::move(s)), false, false);
+        accept_unix();
     });
 }
 
 void daemon_server::accept_tcp() {
     tcp_acceptor_->async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket s) {
+        if (ec == asio::error::operation_aborted || !tcp_acceptor_->is_open()) return;
         if (ec) {
-            if (ec != asio::error::operation_aborted) spdlog::warn("tcp accept: {}", ec.message());
-            if (ec == asio::error::operation_aborted || !tcp_acceptor_->is_open()) return;
-        } else {
-            add_session(make_tcp_stream(std::move(s)), true, false);
+            spdlog::warn("tcp accept: {}", ec.message());
+            accept_again_later(tcp_backoff_, &daemon_server::accept_tcp);
+            return;
         }
-        if (tcp_acceptor_->is_open()) accept_tcp();
+        add_session(make_tcp_stream(std::move(s)), true, false);
+        accept_tcp();
     });
 }
 
 void daemon_server::add_session(std::unique_ptr<byte_stream> stream, bool needs_auth, bool is_stdio) {
-    std::shared_ptr<session> s;
+    std::shared_ptr<session> s, dropped;
     {
         std::lock_guard lock(mu_);
         if (stopping_) {
             stream->close();
             return;
         }
-        if (sessions_.size() >= cfg_.limits.max_connections) {
-            spdlog::warn("refusing {}: {} connections already open (limits.max-connections)", stream->describe(),
-                         sessions_.size());
+        if (needs_auth && unauthenticated_.size() >= cfg_.limits.max_unauthenticated) {
+            // The oldest waiting one goes: a client with the token authenticates within
+            // milliseconds of connecting, so it is never the oldest for long.
+            const auto oldest = sessions_.find(*unauthenticated_.begin());
+            dropped = std::move(oldest->second);
+            sessions_.erase(oldest);
+            unauthenticated_.erase(unauthenticated_.begin());
+        } else if (!needs_auth && n_authenticated() >= cfg_.limits.max_connections) {
+            const std::string why = std::to_string(n_authenticated()) + " connections are already open (limits.max-connections)";
+            spdlog::warn("refusing {}: {}", stream->describe(), why);
+            stream->write_now(refusal_message(why));
             stream->close();
             return;
         }
@@ -229,10 +258,27 @@ void daemon_server::add_session(std::unique_ptr<byte_stream> stream, bool needs_
             [this](session & ss) { return services_->make_handlers(ss.id()); },
             [this](session & ss, int code) { on_session_closed(ss, code); });
         sessions_[s->id()] = s;
+        if (needs_auth) unauthenticated_.insert(s->id());
         if (is_stdio) stdio_session_ = s->id();
-        services_->set_connections(sessions_.size());
+        services_->set_connections(n_authenticated());
+    }
+    if (dropped) {
+        spdlog::warn("session {}: dropped: {} connections are waiting to authenticate (limits.max-unauthenticated)", dropped->id(),
+                     cfg_.limits.max_unauthenticated);
+        dropped->close("dropped for a newer connection waiting to authenticate", false);
     }
     s->start();
+}
+
+std::optional<std::string> daemon_server::admit_authenticated(session & s) {
+    std::lock_guard lock(mu_);
+    if (unauthenticated_.erase(s.id()) == 0) return "dropped while authenticating (limits.max-unauthenticated)";
+    if (n_authenticated() > cfg_.limits.max_connections) {
+        sessions_.erase(s.id());   // it is closing; it must not count meanwhile
+        return std::to_string(n_authenticated()) + " connections are already open (limits.max-connections)";
+    }
+    services_->set_connections(n_authenticated());
+    return std::nullopt;
 }
 
 void daemon_server::on_session_closed(session & s, int exit_code) {
@@ -246,9 +292,10 @@ void daemon_server::on_session_closed(session & s, int exit_code) {
             keep = std::move(it->second);
             sessions_.erase(it);
         }
+        unauthenticated_.erase(s.id());
         was_stdio = s.id() == stdio_session_;
         last = sessions_.empty();
-        services_->set_connections(sessions_.size());
+        services_->set_connections(n_authenticated());
     }
     if (was_stdio) {
         exit_code_ = exit_code;

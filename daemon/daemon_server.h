@@ -7,6 +7,11 @@
 // an error) while holding <socket>.lock for the daemon's whole life; the TCP listener is
 // bound to loopback (unless listen_any) with a fresh token in <runtime dir>/hearth.token
 // and the bound port in <runtime dir>/hearth.port.
+// Admission: limits.max-connections counts authenticated connections (Unix, stdio, and TCP
+// past hearth/auth); TCP connections that have not authenticated yet are any local user's to
+// open, so they have their own pool of limits.max-unauthenticated (a new one drops the oldest)
+// and must authenticate within limits.auth-timeout-ms. They can never take an editor's place.
+// A connection refused for the limit is told why (window/showMessage) before it is closed.
 // Shutdown (request_stop(), SIGINT, SIGTERM, or the stdio client leaving): listeners close
 // and their files are removed, queued jobs are answered "cancelled", the running one stops
 // at its next token, sessions flush their replies and close; run() then returns.
@@ -18,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,9 +69,12 @@ private:
     void accept_unix();
     void accept_tcp();
     void add_session(std::unique_ptr<byte_stream> stream, bool needs_auth, bool is_stdio);
+    std::optional<std::string> admit_authenticated(session & s);
+    size_t n_authenticated() const { return sessions_.size() - unauthenticated_.size(); }   // under mu_
+    void accept_again_later(boost::asio::steady_timer & backoff, void (daemon_server::*accept)());
     void on_session_closed(session & s, int exit_code);
     void begin_shutdown();
-    session_options make_session_options(bool needs_auth) const;
+    session_options make_session_options(bool needs_auth);
 
     daemon_config cfg_;
     std::unique_ptr<model_service> model_;
@@ -79,6 +88,7 @@ private:
     boost::asio::steady_timer shutdown_deadline_;
     std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor_;
     std::optional<boost::asio::ip::tcp::acceptor> tcp_acceptor_;
+    boost::asio::steady_timer unix_backoff_, tcp_backoff_;   // after an accept error (EMFILE), before the next
     std::optional<file_lock> socket_lock_;
     std::string runtime_dir_;
     std::string socket_path_;
@@ -88,6 +98,7 @@ private:
 
     std::mutex mu_;
     std::map<uint64_t, std::shared_ptr<session>> sessions_;
+    std::set<uint64_t> unauthenticated_;   // TCP sessions before hearth/auth, all in sessions_; ids grow: begin() is the oldest
     uint64_t stdio_session_ = 0;
     std::atomic<int> exit_code_{0};
     bool stopping_ = false;   // io thread only

@@ -5,6 +5,7 @@
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "lsp/framing.h"
@@ -17,6 +18,13 @@ namespace {
 std::atomic<uint64_t> next_session_id{1};
 }
 
+std::string refusal_message(std::string_view why) {
+    const boost::json::object msg{{"jsonrpc", "2.0"},
+                                  {"method", "window/showMessage"},
+                                  {"params", {{"type", 1}, {"message", "the hearth daemon refused this connection: " + std::string(why)}}}};
+    return lsp::frame_message(boost::json::serialize(msg));
+}
+
 session::session(asio::io_context & io, std::unique_ptr<byte_stream> stream, session_options opts,
                  handlers_factory make_handlers, closed_fn on_closed)
     : io_(io),
@@ -27,7 +35,7 @@ session::session(asio::io_context & io, std::unique_ptr<byte_stream> stream, ses
       on_closed_(std::move(on_closed)),
       id_(next_session_id++),
       peer_(stream_->describe()),
-      partial_timer_(strand_),
+      deadline_(strand_),
       flush_timer_(strand_) {}
 
 session::~session() = default;
@@ -37,19 +45,25 @@ void session::start() {
         spdlog::info("session {}: connected ({})", self->id_, self->peer_);
         if (self->opts_.auth_token) {
             self->gate_.emplace(*self->opts_.auth_token);
-            self->arm_partial_timer();   // the auth message must arrive in time too
+            // Counted from the connect, not from the first byte: an idle connection that never
+            // authenticates is gone after auth_timeout.
+            self->arm_deadline(self->opts_.auth_timeout, "did not authenticate");
         } else {
-            std::weak_ptr<session> weak = self;
-            self->conn_ = std::make_unique<lsp::connection>(
-                self->make_handlers_(*self),
-                [weak](std::string framed) {
-                    if (auto s = weak.lock())
-                        asio::post(s->strand_, [s, framed = std::move(framed)]() mutable { s->write_framed(std::move(framed)); });
-                },
-                self->opts_.server_limits, self->opts_.framing_limits);
+            self->start_protocol();
         }
         self->do_read();
     });
+}
+
+void session::start_protocol() {
+    std::weak_ptr<session> weak = shared_from_this();
+    conn_ = std::make_unique<lsp::connection>(
+        make_handlers_(*this),
+        [weak](std::string framed) {
+            if (auto s = weak.lock())
+                asio::post(s->strand_, [s, framed = std::move(framed)]() mutable { s->write_framed(std::move(framed)); });
+        },
+        opts_.server_limits, opts_.framing_limits);
 }
 
 void session::do_read() {
@@ -78,20 +92,25 @@ void session::on_read(boost::system::error_code ec, size_t n) {
             close(gate_->reason(), false);
             return;
         }
-        partial_timer_.cancel();
-        partial_timer_armed_ = false;
-        if (const auto & id = gate_->reply_id_json())
-            write_framed(lsp::frame_message(R"({"jsonrpc":"2.0","id":)" + *id + R"(,"result":null})"));
+        deadline_.cancel();
+        deadline_armed_ = false;
+        const std::optional<std::string> reply_id = gate_->reply_id_json();
         const std::string rest = gate_->leftover();
         gate_.reset();
-        std::weak_ptr<session> weak = shared_from_this();
-        conn_ = std::make_unique<lsp::connection>(
-            make_handlers_(*this),
-            [weak](std::string framed) {
-                if (auto s = weak.lock())
-                    asio::post(s->strand_, [s, framed = std::move(framed)]() mutable { s->write_framed(std::move(framed)); });
-            },
-            opts_.server_limits, opts_.framing_limits);
+        if (opts_.admit_after_auth) {
+            if (auto why = opts_.admit_after_auth(*this)) {
+                spdlog::warn("session {}: refused after authenticating: {}", id_, *why);
+                if (reply_id)
+                    write_framed(lsp::frame_message(R"({"jsonrpc":"2.0","id":)" + *reply_id +
+                                                    R"(,"error":{"code":-32000,"message":)" +
+                                                    boost::json::serialize(boost::json::value(*why)) + "}}"));
+                write_framed(refusal_message(*why));
+                close(*why, true);
+                return;
+            }
+        }
+        if (reply_id) write_framed(lsp::frame_message(R"({"jsonrpc":"2.0","id":)" + *reply_id + R"(,"result":null})"));
+        start_protocol();
         spdlog::info("session {}: authenticated", id_);
         if (!rest.empty()) feed_protocol(rest);
     } else {
@@ -111,24 +130,23 @@ void session::feed_protocol(std::string_view bytes) {
         return;
     }
     if (conn_->between_messages()) {
-        if (partial_timer_armed_) {
-            partial_timer_.cancel();
-            partial_timer_armed_ = false;
+        if (deadline_armed_) {
+            deadline_.cancel();
+            deadline_armed_ = false;
         }
-    } else if (!partial_timer_armed_) {
-        arm_partial_timer();
+    } else if (!deadline_armed_) {
+        arm_deadline(opts_.partial_message_timeout, "a message stayed incomplete");
     }
 }
 
-void session::arm_partial_timer() {
-    partial_timer_armed_ = true;
-    partial_timer_.expires_after(opts_.partial_message_timeout);
-    partial_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+void session::arm_deadline(std::chrono::milliseconds after, const char * what) {
+    deadline_armed_ = true;
+    deadline_.expires_after(after);
+    deadline_.async_wait([weak = weak_from_this(), after, what](boost::system::error_code ec) {
         auto self = weak.lock();
-        if (!self || ec || !self->partial_timer_armed_) return;
-        spdlog::warn("session {}: a message stayed incomplete for {} ms; disconnecting", self->id_,
-                     self->opts_.partial_message_timeout.count());
-        self->close("incomplete message timed out", false);
+        if (!self || ec || !self->deadline_armed_) return;
+        spdlog::warn("session {}: {} within {} ms; disconnecting", self->id_, what, after.count());
+        self->close(std::string(what) + " in time", false);
     });
 }
 
@@ -177,8 +195,8 @@ void session::close(std::string reason, bool graceful) {
         if (self->finished_) return;
         if (!self->closing_) spdlog::info("session {}: closing: {}", self->id_, reason);
         self->closing_ = true;
-        self->partial_timer_armed_ = false;
-        self->partial_timer_.cancel();
+        self->deadline_armed_ = false;
+        self->deadline_.cancel();
         if (graceful && (self->writing_ || !self->out_.empty())) {
             // Flush, but not forever: a client that stopped reading is cut off.
             self->flush_timer_.expires_after(self->opts_.partial_message_timeout);
@@ -197,7 +215,7 @@ void session::finish() {
     if (finished_) return;
     finished_ = true;
     closing_ = true;
-    partial_timer_.cancel();
+    deadline_.cancel();
     flush_timer_.cancel();
     if (conn_) {
         exit_code_ = conn_->protocol().exit_code();

@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -30,13 +31,23 @@
 
 namespace hearth::daemon {
 
+class session;
+
 struct session_options {
     std::chrono::milliseconds partial_message_timeout{10000};
     size_t max_write_buffer_bytes = 64u << 20;
     std::optional<std::string> auth_token;   // set: the first message must be hearth/auth
+    std::chrono::milliseconds auth_timeout{2000};
+    // Called on the strand once the token checked out: nullopt admits the session, a reason
+    // refuses it (the client is shown the reason, then the connection closes).
+    std::function<std::optional<std::string>(session &)> admit_after_auth;
     lsp::server_limits server_limits;
     lsp::framing_limits framing_limits;
 };
+
+// The last message to a client the daemon will not serve: a window/showMessage (type Error)
+// saying why, framed. Editors show it; `hearth status` prints it.
+std::string refusal_message(std::string_view why);
 
 class session : public std::enable_shared_from_this<session> {
 public:
@@ -65,7 +76,8 @@ private:
     void feed_protocol(std::string_view bytes);
     void write_framed(std::string bytes);    // on the strand
     void do_write();
-    void arm_partial_timer();
+    void arm_deadline(std::chrono::milliseconds after, const char * what);
+    void start_protocol();
     void finish();
 
     boost::asio::io_context & io_;
@@ -85,8 +97,8 @@ private:
     bool writing_ = false;
     bool closing_ = false;     // no more input is processed
     bool finished_ = false;
-    bool partial_timer_armed_ = false;
-    boost::asio::steady_timer partial_timer_;
+    bool deadline_armed_ = false;
+    boost::asio::steady_timer deadline_;
     boost::asio::steady_timer flush_timer_;
     int exit_code_ = 1;
 };

@@ -31,8 +31,15 @@ int connect_unix(const std::string & path) {
 }
 
 bool write_all(int fd, const char * p, size_t n) {
+    bool socket = true;
     while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
+        // send() with MSG_NOSIGNAL: a daemon that closed on us is EPIPE, never SIGPIPE;
+        // write() where fd is not a socket (a pipe to the editor).
+        ssize_t w = socket ? ::send(fd, p, n, MSG_NOSIGNAL) : ::write(fd, p, n);
+        if (w < 0 && errno == ENOTSOCK) {
+            socket = false;
+            continue;
+        }
         if (w < 0) {
             if (errno == EINTR) continue;
             return false;

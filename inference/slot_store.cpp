@@ -3,19 +3,25 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace hearth::inference {
 namespace {
 
 constexpr char k_magic[8] = {'H', 'E', 'A', 'R', 'T', 'H', 'K', 'V'};
 constexpr uint64_t k_identity_bytes = 1 << 20;
+constexpr const char * k_tmp_marker = ".tmp";   // <hash>.slot.tmp<pid of the writer>
 
 std::string hex(const uint8_t * p, size_t n) {
     static const char d[] = "0123456789abcdef";
@@ -79,7 +85,9 @@ result<std::string> default_slot_dir() {
     return fail("slot directory: neither XDG_CACHE_HOME nor HOME is set");
 }
 
-slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {}
+slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {
+    remove_stale_temporaries();
+}
 
 std::string slot_store::path_for(const std::string & key) const {
     XXH64_canonical_t c;
@@ -88,42 +96,106 @@ std::string slot_store::path_for(const std::string & key) const {
 }
 
 bool slot_store::has(const std::string & key) const {
-    std::error_code ec;
-    return std::filesystem::exists(path_for(key), ec);
+    struct stat st {};
+    return ::lstat(path_for(key).c_str(), &st) == 0;   // a link or a FIFO too: load() refuses it, the owner removes it
 }
 
-void slot_store::remove(const std::string & key) const {
+void slot_store::remove(const std::string & key) const { ::unlink(path_for(key).c_str()); }
+
+int slot_store::remove_stale_temporaries() const {
+    namespace fs = std::filesystem;
+    int removed = 0;
     std::error_code ec;
-    std::filesystem::remove(path_for(key), ec);
+    for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const size_t at = name.rfind(k_tmp_marker);
+        if (at == std::string::npos) continue;
+        const std::string digits = name.substr(at + std::strlen(k_tmp_marker));
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+        const auto pid = static_cast<pid_t>(std::stol(digits));
+        // Ours cannot be in progress yet (a store is made before any save); another pid's
+        // writer is gone when kill() finds no such process (EPERM: it exists, as another user).
+        const bool writer_gone = pid == ::getpid() || (::kill(pid, 0) != 0 && errno == ESRCH);
+        if (writer_gone && ::unlink(it->path().c_str()) == 0) ++removed;
+    }
+    return removed;
 }
+
+namespace {
+
+// What one entry of the slot folder costs on disk, whatever it is: a file its size, a
+// directory everything under it; links are not followed.
+uint64_t entry_bytes(const std::filesystem::path & p, const struct stat & st) {
+    if (!S_ISDIR(st.st_mode)) return static_cast<uint64_t>(st.st_size);
+    uint64_t total = 0;
+    std::error_code ec;
+    for (std::filesystem::recursive_directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) {
+        struct stat sub {};
+        if (::lstat(it->path().c_str(), &sub) == 0 && !S_ISDIR(sub.st_mode)) total += static_cast<uint64_t>(sub.st_size);
+    }
+    return total;
+}
+
+}  // namespace
 
 int slot_store::prune(uint64_t max_bytes) const {
     namespace fs = std::filesystem;
     struct entry {
         fs::path path;
-        fs::file_time_type written;
-        uint64_t size;
+        timespec written;
+        uint64_t bytes;
     };
-    std::vector<entry> files;
+    // Everything in the folder counts: slots, temporaries, whatever else landed there.
+    std::vector<entry> entries;
     uint64_t total = 0;
     std::error_code ec;
     for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-        if (it->path().extension() != ".slot") continue;
-        std::error_code e1, e2;
-        const auto size = it->file_size(e1);
-        const auto written = it->last_write_time(e2);
-        if (e1 || e2) continue;
-        files.push_back({it->path(), written, size});
-        total += size;
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0) continue;
+        entries.push_back({it->path(), st.st_mtim, entry_bytes(it->path(), st)});
+        total += entries.back().bytes;
     }
-    std::sort(files.begin(), files.end(), [](const entry & a, const entry & b) { return a.written < b.written; });
+    std::sort(entries.begin(), entries.end(), [](const entry & a, const entry & b) {
+        return a.written.tv_sec != b.written.tv_sec ? a.written.tv_sec < b.written.tv_sec : a.written.tv_nsec < b.written.tv_nsec;
+    });
     int removed = 0;
-    for (const auto & f : files) {
+    for (const auto & e : entries) {
         if (total <= max_bytes) break;
-        if (fs::remove(f.path, ec)) ++removed, total -= f.size;
+        if (fs::remove_all(e.path, ec) > 0 && !ec) ++removed, total -= e.bytes;
     }
     return removed;
 }
+
+namespace {
+
+bool write_fully(int fd, const uint8_t * p, size_t n) {
+    while (n > 0) {
+        const ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
+}
+
+// Reads n bytes at `offset`; false at the end of the file or on an error.
+bool read_fully(int fd, uint8_t * p, size_t n, uint64_t offset) {
+    while (n > 0) {
+        const ssize_t r = ::pread(fd, p, n, static_cast<off_t>(offset));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= static_cast<size_t>(r);
+        offset += static_cast<uint64_t>(r);
+    }
+    return true;
+}
+
+// A slot file's fixed header, up to and including the key length.
+constexpr size_t k_fixed_header_bytes = sizeof k_magic + 4 + 16 + 4 + 4 + 4 + 8 + 4;
+
+}  // namespace
 
 status slot_store::save(const std::string & key, const sequence & seq) {
     const kv_cache & c = seq.cache;
@@ -150,42 +222,66 @@ status slot_store::save(const std::string & key, const sequence & seq) {
     }
     w.put<uint64_t>(XXH3_64bits(w.buf.data(), w.buf.size()));
 
+    // The files hold the user's tokens: private to the user, like the folder.
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return fail("slot store: cannot create '", dir_, "': ", ec.message());
+    ::chmod(dir_.c_str(), 0700);
     const std::string path = path_for(key);
-    const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out.write(reinterpret_cast<const char *>(w.buf.data()), static_cast<std::streamsize>(w.buf.size())) || !out.flush()) {
-            std::filesystem::remove(tmp, ec);
-            return fail("slot store: cannot write '", tmp, "'");
-        }
+    const std::string tmp = path + k_tmp_marker + std::to_string(::getpid());
+    // A new file, never whatever sits at that name (a link, a FIFO a writer would block on).
+    ::unlink(tmp.c_str());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return fail("slot store: cannot create '", tmp, "': ", std::strerror(errno));
+    const bool written = write_fully(fd, w.buf.data(), w.buf.size());
+    const int err = errno;
+    if (::close(fd) != 0 || !written) {
+        ::unlink(tmp.c_str());
+        return fail("slot store: cannot write '", tmp, "': ", std::strerror(written ? errno : err));
     }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        return fail("slot store: cannot rename '", tmp, "' to '", path, "'");
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        return fail("slot store: cannot rename '", tmp, "' to '", path, "': ", std::strerror(e));
     }
     return {};
 }
 
 result<bool> slot_store::load(const std::string & key, sequence & seq, int32_t max_positions) const {
     const std::string path = path_for(key);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::vector<uint8_t> buf((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto bad = [&](auto... why) -> error { return fail("slot file '", path, "': ", why...); };
-    if (buf.size() < sizeof(uint64_t)) return bad("only ", buf.size(), " bytes, too short for a slot");
-    const size_t body = buf.size() - sizeof(uint64_t);
-    reader r{buf.data(), body};
+    // Never follows a link (to /dev/zero, to another user's file) and never waits for a
+    // FIFO's writer: either is refused below, at once.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return false;
+        if (errno == ELOOP) return fail("slot file '", path, "': a symbolic link (slot files are never followed)");
+        return fail("slot file '", path, "': cannot open: ", std::strerror(errno));
+    }
+    auto s = read_slot_file(fd, path, key, model_, seq, max_positions);
+    ::close(fd);
+    if (!s) return s.error();
+    return true;
+}
 
+status read_slot_file(int fd, const std::string & name, const std::string & key, const model_identity & model, sequence & seq,
+                      int32_t max_positions) {
+    auto bad = [&](auto... why) -> error { return fail("slot file '", name, "': ", why...); };
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return bad("cannot stat: ", std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return bad("not a regular file");
+    const uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (size < k_fixed_header_bytes + sizeof(uint32_t) + sizeof(uint64_t)) return bad("only ", size, " bytes, too short for a slot");
+
+    // The header first: it says how long the file must be, and nothing more is read unless it is.
+    uint8_t fixed[k_fixed_header_bytes];
+    if (!read_fully(fd, fixed, sizeof fixed, 0)) return bad("cannot read the header");
+    reader r{fixed, sizeof fixed};
     char magic[8];
     if (!r.bytes(magic, sizeof magic) || std::memcmp(magic, k_magic, sizeof magic) != 0) return bad("not a slot file (magic)");
     uint32_t version = 0;
-    if (!r.get(version) || version != k_version) return bad("version ", version, ", expected ", k_version);
+    if (!r.get(version) || version != slot_store::k_version) return bad("version ", version, ", expected ", slot_store::k_version);
     model_identity id;
-    if (!r.bytes(id.bytes.data(), id.bytes.size()) || !(id == model_)) return bad("made for another model (", id.hex(), ")");
+    if (!r.bytes(id.bytes.data(), id.bytes.size()) || !(id == model)) return bad("made for another model (", id.hex(), ")");
     const kv_cache & c = seq.cache;
     uint32_t type = 0, n_layer = 0, n_embd_kv = 0, key_len = 0, n = 0;
     uint64_t row_bytes = 0;
@@ -195,26 +291,36 @@ result<bool> slot_store::load(const std::string & key, sequence & seq, int32_t m
         return bad("cache shape (type ", type, ", ", n_layer, " layers, ", n_embd_kv, " wide, ", row_bytes,
                    "-byte rows) differs from this cache's (type ", static_cast<uint32_t>(c.type()), ", ", c.n_layer(),
                    " layers, ", c.n_embd_kv(), " wide, ", c.row_bytes(), "-byte rows)");
-    if (!r.get(key_len) || key_len > body - r.off) return bad("truncated key");
-    if (std::string_view(reinterpret_cast<const char *>(buf.data() + r.off), key_len) != key) return bad("holds another key");
-    r.off += key_len;
-    if (!r.get(n)) return bad("truncated token count");
+    if (!r.get(key_len)) return bad("truncated header");
+    if (key_len != key.size()) return bad("holds another key (", key_len, " bytes long)");
+    const uint64_t key_at = k_fixed_header_bytes;
+    if (size < key_at + key_len + sizeof(uint32_t) + sizeof(uint64_t)) return bad("truncated key");
+    std::string stored_key(key_len, '\0');
+    if (!read_fully(fd, reinterpret_cast<uint8_t *>(stored_key.data()), key_len, key_at) || stored_key != key)
+        return bad("holds another key");
+    if (!read_fully(fd, reinterpret_cast<uint8_t *>(&n), sizeof n, key_at + key_len)) return bad("truncated token count");
     if (n > static_cast<uint32_t>(c.n_ctx())) return bad(n, " positions, more than the context of ", c.n_ctx());
-    const uint64_t want = r.off + uint64_t{n} * sizeof(token_id) + 2ull * n_layer * n * row_bytes;
-    if (want != body) return bad(buf.size(), " bytes, expected ", want + sizeof(uint64_t), " for ", n, " positions");
+    const uint64_t tokens_at = key_at + key_len + sizeof n;
+    const uint64_t body = tokens_at + uint64_t{n} * sizeof(token_id) + 2ull * n_layer * n * row_bytes;
+    if (size != body + sizeof(uint64_t)) return bad(size, " bytes, expected ", body + sizeof(uint64_t), " for ", n, " positions");
+
+    // Exactly the size the header implies: at most one slot of this cache.
+    std::vector<uint8_t> buf(body + sizeof(uint64_t));
+    if (!read_fully(fd, buf.data(), buf.size(), 0)) return bad("changed while it was read (shorter than ", buf.size(), " bytes)");
     uint64_t sum = 0;
     std::memcpy(&sum, buf.data() + body, sizeof sum);
     if (sum != XXH3_64bits(buf.data(), body)) return bad("checksum mismatch (the file is corrupted)");
 
     std::vector<token_id> tokens(n);
-    (void)r.bytes(tokens.data(), tokens.size() * sizeof(token_id));
+    std::memcpy(tokens.data(), buf.data() + tokens_at, tokens.size() * sizeof(token_id));
     const auto keep = static_cast<int32_t>(std::min<int64_t>(n, std::max(0, max_positions)));
     const size_t layer_bytes = static_cast<size_t>(n) * row_bytes;
     const size_t keep_bytes = static_cast<size_t>(keep) * row_bytes;
+    const uint8_t * rows = buf.data() + tokens_at + tokens.size() * sizeof(token_id);
     seq.cache.clear();
     if (keep > 0) seq.cache.reserve(keep);
     for (int32_t il = 0; il < c.n_layer() && keep > 0; ++il) {
-        const uint8_t * k = buf.data() + r.off + 2 * il * layer_bytes;
+        const uint8_t * k = rows + 2 * static_cast<size_t>(il) * layer_bytes;
         std::memcpy(seq.cache.k_row(il, 0), k, keep_bytes);
         std::memcpy(seq.cache.v_row(il, 0), k + layer_bytes, keep_bytes);
     }
@@ -222,7 +328,7 @@ result<bool> slot_store::load(const std::string & key, sequence & seq, int32_t m
     tokens.resize(static_cast<size_t>(keep));
     seq.tokens = std::move(tokens);
     seq.n_batch_rows = keep;   // save() writes prefill positions only
-    return true;
+    return {};
 }
 
 }  // namespace hearth::inference

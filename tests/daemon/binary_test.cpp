@@ -17,6 +17,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/daemon/hearth_process.h"
 #include "tests/daemon/test_client.h"
 
 using namespace hearth::daemon::testing;
@@ -26,75 +27,6 @@ namespace json = boost::json;
 namespace {
 
 const std::string k_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf";
-
-std::string hearth_binary() {
-    const char * dir = std::getenv("HEARTH_BINARY_DIR");
-    INFO("HEARTH_BINARY_DIR is not set: run through ctest, or set it to the build directory");
-    REQUIRE(dir != nullptr);
-    const std::string bin = std::string(dir) + "/daemon/hearth";
-    INFO(bin);
-    REQUIRE(::access(bin.c_str(), X_OK) == 0);
-    return bin;
-}
-
-std::string temp_dir() {
-    char tmpl[] = "/tmp/hearth-b-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl) != nullptr);
-    return tmpl;
-}
-
-struct child {
-    pid_t pid = -1;
-    int to_child = -1;     // its stdin
-    int from_child = -1;   // its stdout
-};
-
-// Starts `hearth args...` with stdin/stdout on pipes and stderr into `log`.
-child spawn(const std::vector<std::string> & args, const std::string & log) {
-    std::signal(SIGPIPE, SIG_IGN);
-    int in[2], out[2];
-    REQUIRE(::pipe(in) == 0);
-    REQUIRE(::pipe(out) == 0);
-    const std::string bin = hearth_binary();
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::dup2(in[0], 0);
-        ::dup2(out[1], 1);
-        const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-        ::dup2(err, 2);
-        for (int fd = 3; fd < 256; ++fd) ::close(fd);
-        std::vector<char *> argv;
-        std::vector<std::string> all = {bin};
-        all.insert(all.end(), args.begin(), args.end());
-        for (auto & a : all) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        ::execv(bin.c_str(), argv.data());
-        ::_exit(127);
-    }
-    ::close(in[0]);
-    ::close(out[1]);
-    return {pid, in[1], out[0]};
-}
-
-int wait_exit(pid_t pid, std::chrono::milliseconds timeout = 10s) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    int st = 0;
-    while (std::chrono::steady_clock::now() < end) {
-        const pid_t r = ::waitpid(pid, &st, WNOHANG);
-        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &st, 0);
-    FAIL("process " << pid << " did not exit in time");
-    return -1;
-}
-
-std::string slurp(const std::string & path) {
-    std::ifstream f(path);
-    return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout = 20s) {
     auto r = c.reply_to(id, timeout);
@@ -332,15 +264,16 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     size_t starts = 0;
     for (size_t p = log.find("listening on unix socket"); p != std::string::npos; p = log.find("listening on unix socket", p + 1)) ++starts;
     CHECK(starts == 1);
-    // An editor closing its stdin ends only its own shim.
-    ::close(a.to_child);
-    CHECK(wait_exit(a.pid) == 0);
+    // An editor closing its stdin ends only its own shim (exit code 1: no shutdown was sent).
+    ca.close_write();
+    CHECK(wait_exit(a.pid) == 1);
     REQUIRE(cb.request(3, "hearth/status"));
     CHECK(result_of(cb, 3).at("connections").as_int64() == 1);
-    // The daemon stopping ends the other shim.
+    // The daemon stopping ends the other shim, which tells its editor it did not choose to.
     ::kill(daemon_pid, SIGTERM);
     CHECK(cb.wait_closed(10s));
-    CHECK(wait_exit(b.pid) == 0);
+    CHECK(wait_exit(b.pid) == 1);
+    CHECK(slurp(dir + "/b.log").find("the daemon closed the connection") != std::string::npos);
 }
 
 TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measured beside it", "[daemon][binary]") {
@@ -373,4 +306,126 @@ TEST_CASE("hearth bench --json: pp and tg speeds, tg against the bandwidth measu
     }
     CHECK(results[0].at("share_of_bandwidth_limit").as_double() == 0);   // pp has no bandwidth limit
     CHECK(results[1].at("share_of_bandwidth_limit").as_double() > 0);
+}
+
+TEST_CASE("hearth daemon: a FIFO in place of a slot file stalls neither completions nor SIGTERM", "[daemon][binary][security]") {
+    const std::string dir = temp_dir();
+    const std::string text = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
+    complete_in_fresh_daemon(dir, text, false);   // writes the document's slot file at the stop
+    const auto files = slot_files(dir + "/slots");
+    REQUIRE(files.size() == 1);
+    std::filesystem::remove(files[0]);
+    REQUIRE(::mkfifo(files[0].c_str(), 0600) == 0);
+
+    child ch = spawn_stdio_daemon(dir);
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///story.txt", text)));
+    json::object p{{"textDocument", {{"uri", "file:///story.txt"}}},
+                   {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
+                   {"context", {{"triggerKind", 2}}}};
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
+    auto r = c.reply_to(2, 5s);
+    INFO(slurp(dir + "/stderr.log"));
+    CHECK(r);   // answered (cold), the FIFO refused
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(ch.pid, SIGTERM);
+    const int code = wait_exit(ch.pid, 5s);
+    CHECK(code < 128);
+    CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+    CHECK(std::filesystem::is_regular_file(files[0]));   // the slot written again, as a file
+    CHECK(slurp(dir + "/stderr.log").find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("hearth daemon: temporaries left by a save killed mid-write are removed at start", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    const std::string text = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
+    complete_in_fresh_daemon(dir, text, false);
+    const auto files = slot_files(dir + "/slots");
+    REQUIRE(files.size() == 1);
+    // What SIGKILL during the save at a stop leaves: <hash>.slot.tmp<pid of the dead daemon>.
+    const std::string stale = files[0] + ".tmp4194305";
+    std::ofstream(stale) << std::string(100000, 'x');
+    complete_in_fresh_daemon(dir, text, false);
+    CHECK_FALSE(std::filesystem::exists(stale));
+    CHECK(slot_files(dir + "/slots").size() == 1);
+}
+
+namespace {
+
+// `hearth daemon` without a model (it still serves the protocol), on <dir>/run/hearth.sock.
+child spawn_plain_daemon(const std::string & dir) {
+    std::ofstream(dir + "/empty.toml").flush();
+    child d = spawn({"daemon", "--runtime-dir", dir + "/run", "--log-file", "none", "--config", dir + "/empty.toml"},
+                    dir + "/daemon.log");
+    for (int i = 0; i < 1000 && !test_client::connect_unix(dir + "/run/hearth.sock"); ++i) std::this_thread::sleep_for(10ms);
+    return d;
+}
+
+child spawn_shim(const std::string & dir) {
+    return spawn({"lsp", "--no-start", "--runtime-dir", dir + "/run", "--config", dir + "/empty.toml"}, dir + "/shim.log");
+}
+
+}  // namespace
+
+TEST_CASE("hearth lsp: the exit code says how the session ended", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    child d = spawn_plain_daemon(dir);
+    child shim = spawn_shim(dir);
+    test_client c(shim.from_child, shim.to_child);
+    init(c);
+    INFO(slurp(dir + "/shim.log"));
+    SECTION("shutdown, then exit: 0") {
+        REQUIRE(c.request(2, "shutdown"));
+        result_of(c, 2);
+        REQUIRE(c.notify("exit"));
+        CHECK(wait_exit(shim.pid) == 0);
+    }
+    SECTION("exit without shutdown: 1, as the LSP says (and as hearth daemon --stdio does)") {
+        REQUIRE(c.notify("exit"));
+        CHECK(wait_exit(shim.pid) == 1);
+    }
+    SECTION("the editor closing the pipe without shutdown: 1") {
+        c.close_write();
+        CHECK(wait_exit(shim.pid) == 1);
+    }
+    SECTION("the daemon killed under it: 1, with a message") {
+        ::kill(d.pid, SIGKILL);
+        wait_exit(d.pid);
+        d.pid = -1;
+        CHECK(wait_exit(shim.pid) == 1);
+        CHECK(slurp(dir + "/shim.log").find("the daemon closed the connection") != std::string::npos);
+    }
+    if (d.pid > 0) {
+        ::kill(d.pid, SIGTERM);
+        wait_exit(d.pid);
+    }
+}
+
+TEST_CASE("hearth daemon: a model file truncated under it is a logged exit, not a silent SIGBUS", "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    const std::string model = dir + "/model.gguf";
+    std::filesystem::copy_file(k_model, model);
+    auto args = daemon_args(dir);
+    for (auto & a : args) if (a == k_model) a = model;
+    for (size_t i = 0; i + 1 < args.size(); ++i) if (args[i] == "--log-file") args[i + 1] = dir + "/daemon.log";
+    args.push_back("--stdio");
+    child ch = spawn(args, dir + "/stderr.log");
+    test_client c(ch.from_child, ch.to_child);
+    init(c);
+    REQUIRE(c.notify("textDocument/didOpen", doc_open("file:///s.txt", "Once upon a time")));
+    json::object chat{{"textDocument", {{"uri", "file:///s.txt"}}},
+                      {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 4}}}}},
+                      {"prompt", "What happens next?"}};
+    REQUIRE(c.request(2, "hearth/chat", chat));
+    result_of(c, 2);
+    // Cut in place (same inode, as `truncate` or an editor saving over it would), then ask again.
+    std::filesystem::resize_file(model, 4096);
+    REQUIRE(c.request(3, "hearth/chat", chat));
+    const int code = wait_exit(ch.pid);
+    const std::string err = slurp(dir + "/stderr.log"), log = slurp(dir + "/daemon.log");
+    INFO("stderr: " << err << "\nlog: " << log);
+    CHECK(code == 74);   // EX_IOERR, not 128 + SIGBUS
+    CHECK(err.find("model file '" + model + "' changed under the daemon") != std::string::npos);
+    CHECK(log.find("model file '" + model + "' changed under the daemon") != std::string::npos);
 }

@@ -54,6 +54,12 @@ public:
         rfd_ = wfd_ = -1;
     }
 
+    // Closes the write end alone (a pipe pair: the child sees the end of its input).
+    void close_write() {
+        if (wfd_ >= 0 && wfd_ != rfd_) ::close(wfd_);
+        wfd_ = -1;
+    }
+
     bool send_raw(std::string_view bytes) {
         while (!bytes.empty()) {
             // write(), not send(): the write end may be a pipe (a child's stdin). SIGPIPE is

@@ -8,7 +8,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "inference/engine.h"
@@ -43,6 +49,36 @@ std::vector<token_id> prompt_of(int n) {
     std::vector<token_id> p;
     for (int i = 0; i < n; ++i) p.push_back(3 + (i * 31) % 500);
     return p;
+}
+
+// Runs `body` in a child process with a deadline and a cap on its address space, so a load
+// that blocks or reads without bound fails the test instead of hanging or exhausting the
+// machine. The exit code of `body`, or 128 + the signal that ended the child.
+int in_child(const std::function<int()> & body, unsigned seconds = 5) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+#if !defined(__SANITIZE_ADDRESS__)
+        rlimit as{};
+        ::getrlimit(RLIMIT_AS, &as);
+        std::ifstream statm("/proc/self/statm");
+        uint64_t pages = 0;
+        statm >> pages;
+        as.rlim_cur = pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) + (512ull << 20);
+        ::setrlimit(RLIMIT_AS, &as);
+#endif
+        ::alarm(seconds);
+        int code = 99;
+        try {
+            code = body();
+        } catch (...) {
+            code = 98;
+        }
+        ::_exit(code);
+    }
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 model_identity the_model() {
@@ -215,5 +251,100 @@ TEST_CASE("slot store refuses every bad file and leaves the sequence untouched",
     }
     SECTION("a cache of another type or shape") {
         expect_refused(good, "cache shape", store, kernels::tensor_type::f16);
+    }
+}
+
+TEST_CASE("slot store: a FIFO, a link to /dev/zero or a huge sparse file is refused without reading it", "[inference][slot_store]") {
+    auto & t = tiny_model();
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    sequence a(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, a, prompt_of(40), logits).has_value());
+    const std::string key = "file:///x.cpp";
+    REQUIRE(store.save(key, a).has_value());
+    const std::string path = store.path_for(key);
+    const auto good = read_all(path);
+
+    // Exit code 0: refused at once with `why`, the sequence untouched.
+    auto refused_in_child = [&](const std::string & why) {
+        return in_child([&] {
+            sequence b(t.eng->make_cache(kernels::tensor_type::f32, 512));
+            const auto t0 = std::chrono::steady_clock::now();
+            auto r = store.load(key, b, 512);
+            const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            if (r.has_value()) return 2;
+            if (r.message().find(why) == std::string::npos) return 3;
+            if (b.cache.n_pos() != 0) return 4;
+            return ms < 500 ? 0 : 5;
+        });
+    };
+    std::filesystem::remove(path);
+    SECTION("a FIFO") {
+        REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+        CHECK(refused_in_child("not a regular file") == 0);
+    }
+    SECTION("a symbolic link to /dev/zero") {
+        std::filesystem::create_symlink("/dev/zero", path);
+        CHECK(refused_in_child("symbolic link") == 0);
+    }
+    SECTION("a symbolic link to a good slot file") {
+        write_all(dir.path + "/elsewhere", good);
+        std::filesystem::create_symlink(dir.path + "/elsewhere", path);
+        CHECK(refused_in_child("symbolic link") == 0);
+    }
+    SECTION("a 64 GiB sparse file behind a good header") {
+        write_all(path, good);
+        std::filesystem::resize_file(path, 64ull << 30);
+        CHECK(refused_in_child("bytes, expected") == 0);
+    }
+    SECTION("a 64 GiB sparse file of zeros") {
+        write_all(path, {});
+        std::filesystem::resize_file(path, 64ull << 30);
+        CHECK(refused_in_child("magic") == 0);
+    }
+}
+
+TEST_CASE("slot store: stale temporaries are removed, and everything in the folder counts against the budget",
+          "[inference][slot_store]") {
+    auto & t = tiny_model();
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    sequence a(t.eng->make_cache(kernels::tensor_type::f32, 512));
+    std::vector<float> logits;
+    REQUIRE(prefill(*t.eng, a, prompt_of(50), logits).has_value());
+    REQUIRE(store.save("k0", a).has_value());
+    REQUIRE(store.save("k1", a).has_value());
+    const uint64_t one = std::filesystem::file_size(store.path_for("k0"));
+    auto age = [](const std::string & p, int hours) {
+        std::filesystem::last_write_time(p, std::filesystem::file_time_type::clock::now() - std::chrono::hours(hours));
+    };
+    age(store.path_for("k0"), 5);
+    age(store.path_for("k1"), 4);
+
+    SECTION("a temporary left by a killed daemon is removed when a store opens the folder") {
+        // pid 2^22 + 1 is past Linux's largest pid, so no process has it.
+        const std::string dead = store.path_for("k0") + ".tmp4194305";
+        const std::string live = store.path_for("k1") + ".tmp1";   // init's: a writer that is alive
+        write_all(dead, std::vector<uint8_t>(one, 7));
+        write_all(live, std::vector<uint8_t>(10, 7));
+        slot_store reopened(dir.path, the_model());
+        CHECK_FALSE(std::filesystem::exists(dead));
+        CHECK(std::filesystem::exists(live));
+        CHECK(reopened.has("k0"));
+        CHECK(reopened.has("k1"));
+    }
+    SECTION("a temporary and a stray file are pruned like slots, oldest first") {
+        const std::string tmp = store.path_for("k2") + ".tmp1";
+        write_all(tmp, std::vector<uint8_t>(3 * one, 7));
+        age(tmp, 6);
+        write_all(store.dir() + "/stray", std::vector<uint8_t>(one, 7));
+        age(store.dir() + "/stray", 3);
+        // 6 slot-sized units in the folder, 2.5 allowed: the temporary (oldest, 3 units) and k0 go.
+        CHECK(store.prune(2 * one + one / 2) == 2);
+        CHECK_FALSE(std::filesystem::exists(tmp));
+        CHECK_FALSE(store.has("k0"));
+        CHECK(store.has("k1"));
+        CHECK(std::filesystem::exists(store.dir() + "/stray"));
     }
 }
