@@ -224,7 +224,9 @@ def cpp_candidates(src):
         if close is None or masked[close].strip() not in ("}", "};") or src.lines[close].strip() != masked[close].strip():
             continue
         n_body = close - i - 1
-        if CONTROL.match(code) and code == body and 2 <= n_body <= 6:
+        # A control statement's body, its brace at the end of the header line or alone on the
+        # next (Boost's usual layout); the cursor goes at the end of the brace's line.
+        if (CONTROL.match(code) or code == "{" and CONTROL.match(prev)) and code == body and 2 <= n_body <= 6:
             cands["block"].append((src.line_end(i), src.line_end(close - 1)))
         header = prev if code == "{" else code[:-1].strip()
         if (header.endswith(")") or header.endswith("const") or header.endswith("noexcept")) and \

@@ -10,7 +10,7 @@ initialize, textDocument/didOpen of the file with the hole, textDocument/inlineC
 llama.cpp (llama-cpp-python from scripts/llamacpp-env, in a child process): the plain FIM
 prompt (<prefix>64 lines before the cursor<suffix>16 lines after<middle>), greedy, up to the
 same number of tokens as hearth's completion.max-tokens (64); for single-line holes the
-answer is cut after its first line, newline kept (what llama.vim shows).
+answer is its first line (what llama.vim shows), see llama_answer().
 
 Scores, each on the text as it would be inserted: exact (the filled file equals the original),
 parses (Python: ast.parse; C++: clang++ -fsyntax-only), edit similarity to the answer
@@ -173,7 +173,7 @@ class lsp_connection:
 class hearth_daemon:
     """A private `hearth daemon` on its own socket, every setting at its default."""
 
-    def __init__(self, hearth, model, workdir, extra_args):
+    def __init__(self, hearth, model, workdir, extra_args, log_level):
         self.dir = workdir
         self.socket = os.path.join(workdir, "hearth.sock")
         config = os.path.join(workdir, "config.toml")
@@ -181,7 +181,7 @@ class hearth_daemon:
         os.makedirs(os.path.join(workdir, "run"), mode=0o700, exist_ok=True)
         cmd = [hearth, "daemon", "--model", model, "--socket", self.socket, "--runtime-dir", os.path.join(workdir, "run"),
                "--slot-dir", os.path.join(workdir, "slots"), "--config", config, "--log-file", "none",
-               "--log-level", "warn"] + extra_args
+               "--log-level", log_level] + extra_args
         self.log = open(os.path.join(workdir, "daemon.log"), "w")
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 120
@@ -252,7 +252,7 @@ def ask_hearth(daemon, task, timeout_s):
 
 
 def run_hearth(args, tasks, workdir):
-    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg)
+    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg, "debug" if args.daemon_log else "warn")
     out = {}
     try:
         for i, t in enumerate(tasks):
@@ -263,9 +263,24 @@ def run_hearth(args, tasks, workdir):
                     raise bench_error(f"hearth daemon died on task {t['id']}: {daemon.log_tail()}")
                 out[t["id"]] = {"error": str(e)}
             progress("hearth", i, len(tasks), out[t["id"]])
+        out["status"] = daemon_status(daemon, args.request_timeout)
     finally:
         daemon.stop()
+        if args.daemon_log:
+            with open(args.daemon_log, "w") as f:
+                f.write(open(daemon.log.name).read())
     return out
+
+
+def daemon_status(daemon, timeout_s):
+    """hearth/status after the run: its counters say why answers came back empty or cut."""
+    conn = lsp_connection(daemon.socket, timeout_s)
+    try:
+        conn.request("initialize", {"processId": os.getpid(), "capabilities": {}})
+        conn.send("initialized", {}, request=False)
+        return conn.request("hearth/status", {}).get("result")
+    finally:
+        conn.close()
 
 
 def progress(side, i, n, r):
@@ -338,10 +353,8 @@ def llama_worker(spec_path):
             if task["single_line"] and b"\n" in out:
                 break
             decode([tok])
-        text = out.decode(errors="replace")
-        if task["single_line"] and "\n" in text:
-            text = text[:text.index("\n") + 1]
-        print(json.dumps({"id": task["id"], "inserted": text, "ms": (time.perf_counter() - t0) * 1000}), flush=True)
+        print(json.dumps({"id": task["id"], "raw": out.decode(errors="replace"), "ms": (time.perf_counter() - t0) * 1000}),
+              flush=True)
     L.llama_free(ctx)
     L.llama_model_free(model)
 
@@ -371,9 +384,22 @@ def run_llama(args, tasks, workdir):
     for t in tasks:
         r = out[t["id"]]
         d = t["doc"]
+        r["inserted"] = llama_answer(r["raw"], d, t["cursor"], t["kind"] in SINGLE_LINE)
         r["filled"] = d[:t["cursor"]] + r["inserted"] + d[t["cursor"]:] if r["inserted"] else None
     return out
 
+
+def llama_answer(raw, doc, cursor, single_line):
+    """What an editor shows of llama.cpp's raw generation, as llama.vim does: for a single-line
+    hole its first line, for a multi-line one the text without its trailing blank lines. The
+    first line keeps its newline when there is text after the cursor on the cursor line (a
+    whole line typed in front of existing text needs one: without it the two lines glue)."""
+    if not single_line:
+        return raw.rstrip()
+    line, newline, _ = raw.partition("\n")
+    line = line.rstrip()
+    rest_of_line = doc[cursor:doc.find("\n", cursor) if "\n" in doc[cursor:] else len(doc)]
+    return line + "\n" if line and newline and rest_of_line.strip() else line
 
 # --- scoring --------------------------------------------------------------------------------
 
@@ -491,6 +517,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp's threads (0: every CPU this process may use)")
     ap.add_argument("--llama-python", default=default_llama_python(), help="python of .venv-llamacpp")
     ap.add_argument("--daemon-arg", action="append", default=[], help="extra argument for hearth daemon; repeatable")
+    ap.add_argument("--daemon-log", help="keep the daemon's log (at debug level) in this file")
     ap.add_argument("--request-timeout", type=float, default=120, help="seconds one LSP request may take")
     ap.add_argument("--json", help="write every task's answers and the summary to this file")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every answer next to the expected one")
@@ -507,7 +534,7 @@ def main():
     say(f"{len(tasks)} tasks from {args.tasks} (version {header['version']}, seed {header['seed']}); model {args.model}"
         + ("; busy neighbour" if args.busy else ""))
     parses = syntax_checker()
-    results, summaries = {}, {}
+    results, summaries, hearth_status = {}, {}, None
     with tempfile.TemporaryDirectory(prefix="hearth-bench-quality-") as workdir:
         for side in sides:
             wall0 = time.monotonic()
@@ -516,6 +543,8 @@ def main():
                     answers = run_hearth(args, tasks, workdir) if side == "hearth" else run_llama(args, tasks, workdir)
             else:
                 answers = run_hearth(args, tasks, workdir) if side == "hearth" else run_llama(args, tasks, workdir)
+            if side == "hearth":
+                hearth_status = answers.pop("status")
             results[side] = [score(t, answers[t["id"]], parses) for t in tasks]
             summaries[side] = summarize(results[side], tasks)
             say(f"{side}: done in {time.monotonic() - wall0:.0f} s")
@@ -529,7 +558,7 @@ def main():
     print_table(summaries)
     if args.json:
         doc = {"task_list": {"path": args.tasks, **header}, "tasks_run": len(tasks), "model": args.model,
-               "busy_neighbour": args.busy, "summary": summaries,
+               "busy_neighbour": args.busy, "summary": summaries, "hearth_status": hearth_status,
                "tasks": [{"id": t["id"], "lang": t["lang"], "kind": t["kind"], "path": t["abs_path"],
                           "expected": t["truth"], **{side: results[side][i] for side in sides}}
                          for i, t in enumerate(tasks)]}
