@@ -1,6 +1,7 @@
 // `hearth bench`: prompt processing (pp) and text generation (tg) speed in tokens/s, like
 // llama-bench, plus load time (cold and warm page cache), peak RSS and the memory-bandwidth
-// ceiling of generation. `hearth bench trace FILE` replays an editing trace (bench_trace.cpp).
+// ceiling of generation. `hearth bench trace FILE` replays an editing trace (bench_trace.cpp);
+// `hearth bench quality` measures completion quality on real code (bench_quality.cpp).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/bench_quality.h"
 #include "daemon/bench_stats.h"
 #include "daemon/bench_trace.h"
 #include "daemon/cli_commands.h"
@@ -198,9 +200,10 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_flag("--busy", f->busy, "also measure with a same-priority busy process on another core");
     bench->add_flag("--json", f->json, "print the results as JSON");
     add_bench_trace_command(*bench, state);
+    add_bench_quality_command(*bench, state);
 
     bench->callback([&state, f, bench] {
-        if (bench->get_subcommands().size() > 0) return;  // `bench trace` ran instead
+        if (bench->get_subcommands().size() > 0) return;  // `bench trace` or `bench quality` ran instead
         auto path = resolve_model_path(f->model);
         if (!path) { std::fprintf(stderr, "hearth bench: %s\n", path.message().c_str()); state.exit_code = 2; return; }
         std::vector<int> threads, pps, tgs;
