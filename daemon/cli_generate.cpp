@@ -37,7 +37,7 @@ void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_option("-n,--n-predict", f.n_predict, "maximum tokens to generate")->capture_default_str();
     cmd->add_option("--temp", f.temperature, "sampling temperature (0: greedy)")->capture_default_str();
     cmd->add_option("--seed", f.seed, "random seed for sampling")->capture_default_str();
-    cmd->add_option("--chat-template", f.chat_template, "chat format: chatml, gemma, llama3, llama2 (default: from the model)");
+    cmd->add_option("--chat-template", f.chat_template, "chat format: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (default: from the model; refused when the vocabulary lacks its tokens)");
     cmd->add_flag("-v,--verbose", f.verbose, "print timings (prompt and generation speed) to stderr");
 }
 

@@ -110,6 +110,7 @@ void print_text(const model_info & m) {
     else
         row("fill-in-the-middle", "no FIM tokens found");
     row("chat template", m.has_chat_template ? "yes (" + std::to_string(m.chat_template_bytes) + " bytes)" : "no");
+    row("chat format", m.chat_format.empty() ? "none: " + m.chat_format_reason : m.chat_format + " (" + m.chat_format_reason + ")");
 
     std::printf("\ntensor types:\n  %-8s %8s %16s %14s\n", "type", "tensors", "elements", "bytes");
     for (const auto & t : m.tensor_types)
@@ -186,6 +187,8 @@ boost::json::object to_json(const model_info & m) {
         {"tokenizer", json::object{{"model", m.tokenizer_model}, {"pre", m.tokenizer_pre}}},
         {"fim", std::move(fim)},
         {"chat_template", json::object{{"present", m.has_chat_template}, {"bytes", m.chat_template_bytes}}},
+        {"chat_format", json::object{{"name", m.chat_format.empty() ? json::value(nullptr) : json::value(m.chat_format)},
+                                     {"reason", m.chat_format_reason}}},
         {"tensor_types", std::move(types)},
         {"weights_bytes", m.weights_bytes},
         {"kv_cache", std::move(kv)},

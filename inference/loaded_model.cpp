@@ -36,12 +36,15 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->n_ctx_ = opts.n_ctx > 0 ? std::min(opts.n_ctx, trained) : std::min(trained, k_default_ctx_cap);
     lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
-    if (!opts.chat_template.empty()) {
-        lm->chat_ = parse_chat_format(opts.chat_template);
-        if (!lm->chat_) return lm->chat_.error();
+    auto tmpl = lm->file_.get_string("tokenizer.chat_template");
+    auto choice = choose_chat_format(opts.chat_template, tmpl && *tmpl ? **tmpl : std::string_view(), lm->vocab_);
+    // A format the user asked for must be usable; a model without one still completes code.
+    if (!choice && !opts.chat_template.empty()) return choice.error();
+    if (choice) {
+        lm->chat_ = choice->format;
+        lm->chat_reason_ = std::move(choice->reason);
     } else {
-        auto tmpl = lm->file_.get_string("tokenizer.chat_template");
-        lm->chat_ = tmpl && *tmpl ? detect_chat_format(**tmpl) : detect_chat_format("");
+        lm->chat_ = choice.error();
     }
     auto name = lm->file_.get_string("general.name");
     lm->name_ = name && *name ? std::string(**name) : std::filesystem::path(opts.model_path).filename().string();

@@ -48,6 +48,8 @@ public:
     int32_t n_ctx() const { return n_ctx_; }
     // The chat format, or the reason there is none (shown when a chat is asked for).
     const result<chat_format> & chat() const { return chat_; }
+    // Why that format: the option, the template's markers or the vocabulary's tokens.
+    const std::string & chat_reason() const { return chat_reason_; }
     const std::string & name() const { return name_; }
     const std::string & path() const { return path_; }
     // What load() changed from the options (empty when nothing), for the caller to log.
@@ -65,6 +67,7 @@ private:
     kernels::tensor_type cache_type_ = kernels::tensor_type::f16;
     int32_t n_ctx_ = 0;
     result<chat_format> chat_ = fail("no chat template");
+    std::string chat_reason_;
     std::string name_;
     std::string path_;
     std::string warning_;

@@ -1,5 +1,8 @@
 #include "inference/model_info.h"
 
+#include "inference/chat_template.h"
+#include "inference/tokenizer/vocab.h"
+
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -219,6 +222,14 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     if (!tmpl) return tmpl.error();
     m.has_chat_template = tmpl->has_value();
     m.chat_template_bytes = *tmpl ? (*tmpl)->size() : 0;
+    if (auto voc = tokenizer::load_vocab(f); !voc) {
+        m.chat_format_reason = "the vocabulary does not load: " + voc.message();
+    } else if (auto chat = choose_chat_format("", *tmpl ? **tmpl : std::string_view(), *voc); !chat) {
+        m.chat_format_reason = chat.message();
+    } else {
+        m.chat_format = std::string(chat_format_name(chat->format));
+        m.chat_format_reason = std::move(chat->reason);
+    }
 
     result<void> err;
     fill_hparams(m, f, err);

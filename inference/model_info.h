@@ -99,6 +99,8 @@ struct model_info {
     fim_tokens fim;
     bool has_chat_template = false;
     uint64_t chat_template_bytes = 0;
+    std::string chat_format;        // what `hearth chat` uses ("" when none fits)
+    std::string chat_format_reason; // why: the template's markers or the vocabulary's tokens, or why none
 
     std::vector<kv_cache_cost> kv_costs;  // f16, q8_0, q4_0
     memory_estimate memory;

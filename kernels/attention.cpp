@@ -41,6 +41,7 @@ struct task_shape {
     int64_t n_tokens, n_head, n_head_kv, head_dim, group;
     int64_t n_token_blocks, n_segments;   // n_segments > 1: one task per segment (merged after)
     float scale;
+    const int32_t * kv_start;             // [n_tokens] first visible position, or nullptr (0)
 };
 
 // Per-thread buffers, grown as needed and kept for the thread's life.
@@ -67,6 +68,7 @@ inline const std::byte * slice(const void * base, size_t row_bytes, size_t head_
 // Leaves each (token, head)'s running state in `st` rows of head_dim + 2 floats: m, l, acc.
 void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
                  int64_t t0, int64_t t1, int64_t p0, int64_t p1, float * st) {
+    const int32_t * kv_start = s.kv_start;
     thread_scratch & sc = local_scratch();
     const simd::f32_kernels & vk = simd::active_f32_kernels();
     // Looked up once: two calls per position and head slice make the dispatch cost visible.
@@ -110,14 +112,18 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
             stride = D;
         }
         for (int64_t t = t0; t < t1; ++t) {
-            const int64_t n_here = std::min<int64_t>(nc, n_kv[t] - c0);
+            // This token's positions in the chunk: [lo, hi), clipped to its window.
+            const int64_t lo = kv_start ? std::max<int64_t>(c0, kv_start[t]) : c0;
+            const int64_t n_here = std::min<int64_t>(c0 + nc, n_kv[t]) - lo;
             if (n_here <= 0) continue;
+            const float * kt = kc + (lo - c0) * stride;
+            const float * vt = vc + (lo - c0) * stride;
             for (int64_t j = 0; j < s.group; ++j) {
                 const int64_t h = g * s.group + j;
                 const float * qh = q + (t * s.n_head + h) * D;
                 float * row = st + ((t - t0) * s.group + j) * (D + 2);
                 float * scores = sc.scores.data();
-                vk.dot_rows(qh, kc, stride, n_here, D, s.scale, scores);
+                vk.dot_rows(qh, kt, stride, n_here, D, s.scale, scores);
                 // std::max, not std::fmax: the same maximum here (scores are never NaN), and
                 // fmax's NaN rules made it a libm call per score (1.4 % of a 512-token prefill).
                 float m_chunk = -INFINITY;
@@ -129,7 +135,7 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
                 float * acc = row + 2;
                 if (correction != 1.0f) vk.scale(acc, correction, D);
                 const float l = row[1] * correction + vk.exp_shifted(scores, m_new, scores, n_here);
-                vk.weighted_sum(scores, vc, stride, n_here, D, acc);
+                vk.weighted_sum(scores, vt, stride, n_here, D, acc);
                 row[0] = m_new;
                 row[1] = l;
             }
@@ -217,8 +223,11 @@ void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, 
             quant(q + (t * s.n_head + h) * D, sc.half.data(), D);
             deq(sc.half.data(), qh16, D);
             vk.dot_lanes_rows(qh16, sc.k.data(), D, n, D, n_lanes, scores);
+            // Positions before the window are llama.cpp's masked ones: -inf, whose exp adds 0.
+            const int64_t start = s.kv_start ? std::min<int64_t>(s.kv_start[t], n) : 0;
+            std::fill(scores, scores + start, -INFINITY);
             float m = -INFINITY;
-            for (int64_t p = 0; p < n; ++p) {
+            for (int64_t p = start; p < n; ++p) {
                 scores[p] *= s.scale;
                 m = scores[p] > m ? scores[p] : m;
             }
@@ -236,7 +245,8 @@ void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, 
 }  // namespace
 
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
-               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool) {
+               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool,
+               const int32_t * kv_start) {
     assert(n_head_kv > 0 && n_head % n_head_kv == 0);
     assert(head_dim % tensor_type_info(kv.type).block_size == 0);
     assert(kv.row_bytes >= row_size(kv.type, n_head_kv * head_dim));
@@ -250,6 +260,7 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     s.head_dim = head_dim;
     s.group = n_head / n_head_kv;
     s.scale = scale;
+    s.kv_start = kv_start;
     s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
     if (kv.type == tensor_type::f16 && head_dim % 64 == 0) {
         pool.parallel_for(n_head_kv * s.n_token_blocks, [&](int64_t task, int) {

@@ -1,5 +1,5 @@
 // Scaled dot-product attention of a batch of query tokens over one sequence's KV cache:
-//   out[t][h] = sum_p softmax_p(scale * q[t][h] . K[p][g]) * V[p][g],  p < n_kv[t],
+//   out[t][h] = sum_p softmax_p(scale * q[t][h] . K[p][g]) * V[p][g],  kv_start[t] <= p < n_kv[t],
 // with GQA (query head h reads KV head g = h / (n_head / n_head_kv)). The cache may be f32, f16,
 // q8_0 or q4_0 (any type whose block size divides head_dim).
 // An f16 cache with head_dim a multiple of 64 is computed as llama.cpp computes it without flash
@@ -38,9 +38,13 @@ struct kv_view {
 
 // q, out: [n_tokens][n_head * head_dim] f32. n_kv: [n_tokens], the cache positions [0, n_kv[t])
 // that token t attends to (causal masking is the caller's choice of n_kv); n_kv[t] == 0 gives 0.
+// kv_start: [n_tokens] or nullptr (0): the first position token t attends to, for a sliding
+// window; the positions before it count as llama.cpp's masked ones (they add zeros), so a
+// window changes no other rounding.
 // Preconditions: n_head % n_head_kv == 0; head_dim % block_size(kv.type) == 0 (so for q8_0 and
 // q4_0 a multiple of 32, each head's slice whole blocks).
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
-               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool);
+               int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool,
+               const int32_t * kv_start = nullptr);
 
 }  // namespace hearth::kernels

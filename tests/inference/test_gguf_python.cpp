@@ -20,9 +20,11 @@
 #include <vector>
 
 #include "inference/gguf/gguf_file.h"
+#include "tests/inference/python_util.h"
 
 namespace fs = std::filesystem;
 using namespace hearth::inference::gguf;
+using namespace hearth::inference::testing;
 
 namespace {
 
@@ -151,38 +153,6 @@ size_t check_manifest(const gguf_file & f, const fs::path & expect) {
     CHECK(i_kv == f.metadata().size());
     CHECK(i_tensor == f.tensors().size());
     return lines;
-}
-
-struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        std::string tmpl = (fs::temp_directory_path() / "hearth-gguf-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path = tmpl;
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-// 'text' for the shell (the paths here have no quotes in them).
-std::string quoted(const std::string & text) {
-    std::string q;
-    q += '\'';
-    q += text;
-    q += '\'';
-    return q;
-}
-
-void run_python(const std::string & script, const std::string & args) {
-    std::string cmd = quoted(HEARTH_PYTHON);
-    cmd += ' ';
-    cmd += quoted(std::string(HEARTH_SOURCE_DIR) + "/tests/python/" + script);
-    cmd += ' ';
-    cmd += args;
-    INFO("running " << cmd);
-    REQUIRE(std::system(cmd.c_str()) == 0);
 }
 
 }  // namespace

@@ -66,8 +66,10 @@ float round_f16(float x) {
 // Straightforward attention in double over the dequantized cache. An f16 cache with head_dim a
 // multiple of 64 follows llama.cpp (attention.h): the queries and the softmax weights are
 // rounded to f16 on the way, and so they are here.
+// kv_start (empty: 0) is each token's first visible position, for a sliding window.
 std::vector<double> reference(const cache_fixture & c, const std::vector<float> & q_in, int64_t n_tokens,
-                              const std::vector<int32_t> & n_kv, int64_t n_head, float scale) {
+                              const std::vector<int32_t> & n_kv, int64_t n_head, float scale,
+                              const std::vector<int32_t> & kv_start = {}) {
     const int64_t D = c.head_dim, width = c.n_head_kv * D, group = n_head / c.n_head_kv;
     const bool f16_roundings = c.type == tensor_type::f16 && D % 64 == 0;
     auto q = q_in;
@@ -78,10 +80,11 @@ std::vector<double> reference(const cache_fixture & c, const std::vector<float> 
         for (int64_t h = 0; h < n_head; ++h) {
             const int64_t g = h / group;
             const int64_t n = n_kv[static_cast<size_t>(t)];
+            const int64_t p0 = kv_start.empty() ? 0 : kv_start[static_cast<size_t>(t)];
             if (n == 0) continue;
-            std::vector<double> s(static_cast<size_t>(n));
+            std::vector<double> s(static_cast<size_t>(n), -INFINITY);
             double mx = -INFINITY;
-            for (int64_t p = 0; p < n; ++p) {
+            for (int64_t p = p0; p < n; ++p) {
                 double d = 0;
                 for (int64_t i = 0; i < D; ++i) d += double(q[(t * n_head + h) * D + i]) * c.k_deq[p * width + g * D + i];
                 s[p] = d * scale;
@@ -89,7 +92,7 @@ std::vector<double> reference(const cache_fixture & c, const std::vector<float> 
             }
             double sum = 0;
             for (auto & x : s) { x = std::exp(x - mx); sum += x; }
-            for (int64_t p = 0; p < n; ++p) {
+            for (int64_t p = p0; p < n; ++p) {
                 const double w = f16_roundings ? round_f16(static_cast<float>(s[p] / sum)) : s[p] / sum;
                 for (int64_t i = 0; i < D; ++i) out[(t * n_head + h) * D + i] += w * c.v_deq[p * width + g * D + i];
             }
@@ -98,11 +101,13 @@ std::vector<double> reference(const cache_fixture & c, const std::vector<float> 
 }
 
 std::vector<float> run_attention(const cache_fixture & c, const std::vector<float> & q, int64_t n_tokens,
-                                 const std::vector<int32_t> & n_kv, int64_t n_head, float scale, int n_threads) {
+                                 const std::vector<int32_t> & n_kv, int64_t n_head, float scale, int n_threads,
+                                 const std::vector<int32_t> & kv_start = {}) {
     k::thread_pool pool(n_threads);
     std::vector<float> out(q.size(), std::nanf(""));
     const k::kv_view kv{c.type, c.k.data(), c.v.data(), c.row_bytes};
-    k::attention(q.data(), n_tokens, n_kv.data(), kv, n_head, c.n_head_kv, c.head_dim, scale, out.data(), pool);
+    k::attention(q.data(), n_tokens, n_kv.data(), kv, n_head, c.n_head_kv, c.head_dim, scale, out.data(), pool,
+                 kv_start.empty() ? nullptr : kv_start.data());
     return out;
 }
 
@@ -149,6 +154,33 @@ TEST_CASE("attention matches a double reference on the dequantized cache, every 
         INFO("i " << i << " got " << got[i] << " want " << want[i]);
         REQUIRE(std::fabs(got[i] - want[i]) <= tolerance(c) * (1.0 + std::fabs(want[i])));
     }
+}
+
+TEST_CASE("attention with a sliding window matches the reference over each token's window", "[kernels][attention]") {
+    // A window of n_swa positions ending at the token (llama.cpp's standard sliding window),
+    // on every path: the online one (split into segments for long ranges) and llama.cpp's f16.
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::f16, tensor_type::q8_0);
+    const int32_t n_swa = GENERATE(1, 5, 300);
+    const int64_t n_tokens = GENERATE(1, 9);
+    const int32_t n_past = GENERATE(0, 40, 1500);
+    const int64_t head_dim = 64, n_head_kv = 1, n_head = 4;
+    INFO("type " << k::tensor_type_info(type).name << " n_swa " << n_swa << " n_tokens " << n_tokens << " n_past " << n_past);
+    const auto n_kv = causal(n_tokens, n_past);
+    std::vector<int32_t> start(n_kv.size());
+    for (size_t t = 0; t < n_kv.size(); ++t) start[t] = std::max(0, n_kv[t] - n_swa);
+    const auto c = make_cache(type, n_past + n_tokens, n_head_kv, head_dim, 83);
+    const auto q = random_q(n_tokens, n_head, head_dim, 89);
+    const auto got = run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 2, start);
+    const auto want = reference(c, q, n_tokens, n_kv, n_head, 0.125f, start);
+    const auto full = reference(c, q, n_tokens, n_kv, n_head, 0.125f);
+    double max_full_diff = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        INFO("i " << i << " got " << got[i] << " want " << want[i]);
+        REQUIRE(std::fabs(got[i] - want[i]) <= tolerance(c) * (1.0 + std::fabs(want[i])));
+        max_full_diff = std::max(max_full_diff, std::fabs(want[i] - full[i]));
+    }
+    // The window is not a no-op wherever it cuts something off.
+    if (n_past + 1 > n_swa) REQUIRE(max_full_diff > 1e-3);
 }
 
 TEST_CASE("attention: odd lengths, small heads, long decode split into segments", "[kernels][attention]") {
