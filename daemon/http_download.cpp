@@ -15,10 +15,6 @@
 
 #include "daemon/sha256.h"
 
-#ifndef HEARTH_VERSION
-#define HEARTH_VERSION "0"
-#endif
-
 namespace hearth::daemon {
 namespace {
 
