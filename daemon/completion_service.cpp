@@ -116,7 +116,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         ++served_;
         std::vector<std::string> inserts;
         for (const auto & cand : r->candidates) {
-            std::string insert = trim_completion(cand.text, req.suffix, req.mode);
+            std::string insert = trim_completion(cand.text, req.prefix, req.suffix, req.mode);
             if (!insert.empty() && std::find(inserts.begin(), inserts.end(), insert) == inserts.end())
                 inserts.push_back(std::move(insert));
         }
@@ -186,7 +186,7 @@ void completion_service::submit_prefetch(uint64_t owner, fim_request req, std::s
     j.run = [this, key, req = std::move(req), shown = std::move(shown), cursor](std::stop_token stop) {
         auto r = model_->complete(req, stop, {});
         if (!r || stop.stop_requested() || r->candidates.empty()) return;
-        std::string insert = trim_completion(r->candidates.front().text, req.suffix, req.mode);
+        std::string insert = trim_completion(r->candidates.front().text, req.prefix, req.suffix, req.mode);
         if (insert.empty()) return;
         memory_.remember(key, std::string_view(shown).substr(0, cursor), std::string_view(shown).substr(cursor), {insert});
         ++prefetched_;

@@ -79,10 +79,19 @@ completion_mode detect_mode(std::string_view text, size_t cursor) {
     return completion_mode::single_line;
 }
 
-std::string trim_completion(std::string_view completion, std::string_view suffix, completion_mode mode) {
+std::string trim_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
+                            completion_mode mode) {
     std::string_view c = completion;
-    if (mode == completion_mode::single_line) c = c.substr(0, c.find('\n'));
-    // The rest of the cursor line, without its leading spaces: what the editor already has.
+    // The model ended its last line (wrote the newline after it): see the end.
+    bool ends_line = false;
+    if (mode == completion_mode::single_line && c.find('\n') != std::string_view::npos) {
+        c = c.substr(0, c.find('\n'));
+        ends_line = true;
+    }
+    // The cursor line's text before the cursor, and the rest of it without its leading
+    // spaces: what the editor already has.
+    const size_t head_at = prefix.rfind('\n');
+    const std::string_view head = prefix.substr(head_at == std::string_view::npos ? 0 : head_at + 1);
     std::string_view rest = suffix.substr(0, suffix.find('\n'));
     rest = trim(rest);
     if (mode == completion_mode::multi_line) {
@@ -118,18 +127,26 @@ std::string trim_completion(std::string_view completion, std::string_view suffix
             }
         }
     }
+    const size_t content_end = c.find_last_not_of(" \t\r\n\f\v");
+    if (c.find('\n', content_end == std::string_view::npos ? 0 : content_end) != std::string_view::npos) ends_line = true;
     c = rtrim(c);
     // Overlap of the completion's end with the start of the line's rest, longest first.
     if (!rest.empty()) {
         const std::string_view head_line = c.substr(c.rfind('\n') == std::string_view::npos ? 0 : c.rfind('\n') + 1);
         for (size_t k = std::min(head_line.size(), rest.size()); k > 0; --k) {
-            if (c.ends_with(rest.substr(0, k))) {
-                c.remove_suffix(k);
-                break;
-            }
+            if (!c.ends_with(rest.substr(0, k))) continue;
+            const std::string_view kept = c.substr(0, c.size() - k);
+            // The model put the rest on a line of its own (`{` ... `}`): it stays there.
+            const size_t last = kept.find_last_not_of(" \t");
+            if (last != std::string_view::npos && kept[last] == '\n' && !trim(kept).empty()) return std::string(kept);
+            c = rtrim(kept);
+            ends_line = false;
+            break;
         }
-        c = rtrim(c);
     }
+    // A whole line written at the start of a line that has text: its newline is part of it,
+    // and the cursor line's indentation goes after it, so the existing text keeps its own.
+    if (ends_line && !c.empty() && trim(head).empty() && !rest.empty()) return std::string(c) + "\n" + std::string(head);
     return std::string(c);
 }
 

@@ -59,7 +59,7 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
             const size_t start = text.find_first_not_of("\r\n");
             if (start == std::string_view::npos) return std::string::npos;
             const size_t nl = text.find('\n', start);
-            return nl == std::string_view::npos ? std::string::npos : nl;
+            return nl == std::string_view::npos ? std::string::npos : nl + 1;
         };
     }
     const auto head = current_line_head(prefix);
@@ -76,16 +76,16 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
             const auto line = text.substr(line_start + 1, next - line_start - 1);
             const auto t = trim(line);
             if (t.empty()) {
-                if (++blank_run >= 2) return line_start;
+                if (++blank_run >= 2) return line_start + 1;
             } else {
                 blank_run = 0;
-                if (!suffix_line.empty() && t == suffix_line) return line_start;
+                if (!suffix_line.empty() && t == suffix_line) return line_start + 1;
                 // Leaving the block ends the completion. A block opened on the cursor's line
                 // ends at its closing bracket, which belongs to the completion.
                 const size_t ind = indent_of(line);
                 const bool closer = std::string_view("})]").find(t.front()) != std::string_view::npos;
-                if (opens_block && ind <= base_indent) return closer ? next : line_start;
-                if (ind < base_indent) return line_start;
+                if (opens_block && ind <= base_indent) return closer ? next + 1 : line_start + 1;
+                if (ind < base_indent) return line_start + 1;
             }
             line_start = next;
         }
