@@ -129,7 +129,9 @@ public:
             const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
             if (left.count() <= 0 && c > 0) break;
             params.time_budget = std::max(left, std::chrono::milliseconds(1));
-            params.sampling.temperature = c == 0 ? req.temperature : std::max(req.temperature, 0.7f);
+            // The first candidate is greedy (what an automatic suggestion shows); only the extra
+            // candidates of an Invoked request sample, to differ from it.
+            params.sampling.temperature = c == 0 ? 0.0f : std::max(req.temperature, 0.7f);
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
