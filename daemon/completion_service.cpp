@@ -137,7 +137,9 @@ fim_request completion_service::base_request(const lsp::document & doc, std::vec
     req.uri = doc.uri();
     req.language_id = doc.language_id();
     req.n_predict = settings_.max_tokens;
+    req.prompt_budget = std::chrono::milliseconds(settings_.prompt_budget_ms);
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+    req.time_cap = std::chrono::milliseconds(settings_.time_cap_ms);
     req.chunk_reuse_min = settings_.chunk_reuse_min;
     req.slots_per_document = settings_.slots_per_document;
     req.extra_context = std::move(extra);

@@ -1,7 +1,8 @@
 // The daemon's engine model service on the tiny fixture model (stories260K, F32 weights and
-// cache): what complete() samples.
+// cache): what complete() samples, and how its time budgets end a candidate.
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -66,3 +67,73 @@ TEST_CASE("engine service: the first candidate is greedy whatever the temperatur
     for (size_t k = 1; k < many->candidates.size(); ++k) CHECK(many->candidates[k].text != want->candidates[0].text);
 }
 
+namespace {
+// Slows the generation down from outside: the engine streams the first candidate's pieces
+// to this callback, on the worker, between tokens.
+piece_callback sleeping(std::chrono::milliseconds per_piece) {
+    return [per_piece](std::string_view) { std::this_thread::sleep_for(per_piece); };
+}
+}  // namespace
+
+TEST_CASE("engine service: a spent budget finishes the line within reach", "[daemon][engine]") {
+    auto svc = tiny_service();
+    fim_request r = story_request();
+    r.mode = completion_mode::single_line;
+    r.time_budget = 60s;
+    auto want = svc->complete(r, {}, {});
+    REQUIRE(want.has_value());
+    REQUIRE(want->candidates.size() == 1);
+    REQUIRE(want->timings.n_generated > 4);
+
+    // A budget that runs out after the first token: the line goes on to its end, up to the
+    // cap (4 s by default; the line takes about 3 ms a token).
+    r.time_budget = 1ms;
+    auto got = svc->complete(r, {}, sleeping(3ms));
+    REQUIRE(got.has_value());
+    REQUIRE(got->candidates.size() == 1);
+    CHECK(got->candidates[0].text == want->candidates[0].text);
+    CHECK(got->timings.n_generated == want->timings.n_generated);
+
+    // The cap cuts an unfinished line: what was written so far comes back, and says why.
+    r.time_cap = 20ms;
+    auto cut = svc->complete(r, {}, sleeping(5ms));
+    REQUIRE(cut.has_value());
+    REQUIRE(cut->candidates.size() == 1);
+    INFO("want " << want->candidates[0].text << " (" << want->timings.n_generated << " tokens), cut "
+                 << cut->candidates[0].text << " (" << cut->timings.n_generated << " tokens)");
+    CHECK(cut->candidates[0].stop == stop_reason::time_cap);
+    CHECK_FALSE(cut->candidates[0].text.empty());
+    CHECK(want->candidates[0].text.starts_with(cut->candidates[0].text));
+    CHECK(cut->timings.n_generated < want->timings.n_generated);
+}
+
+TEST_CASE("engine service: a prompt over its budget is shortened, never the answer", "[daemon][engine]") {
+    auto svc = tiny_service();
+    std::string story;
+    for (int i = 0; i < 40; ++i) story += "Lily went to the park with her mom " + std::to_string(i) + " times.\n";
+    fim_request r = story_request();
+    r.prefix = story + "She";
+    r.prompt_budget = 60s;
+    // The first request measures the prompt speed; the budget has nothing to judge by before it.
+    auto first = svc->complete(r, {}, {});
+    REQUIRE(first.has_value());
+    CHECK(first->timings.n_window_shortened == 0);
+
+    // Another document, cold, with a budget no full window meets: the window loses lines
+    // from its top, down to its floor, and the answer still comes.
+    r.uri = "file:///other.txt";
+    r.prompt_budget = 1ms;
+    auto second = svc->complete(r, {}, {});
+    REQUIRE(second.has_value());
+    CHECK(second->timings.n_window_shortened > 0);
+    CHECK(second->timings.n_prompt_tokens < first->timings.n_prompt_tokens);
+    REQUIRE(second->candidates.size() == 1);
+    CHECK_FALSE(second->candidates[0].text.empty());
+    CHECK(svc->status().windows_shortened == 1);
+
+    // Warm: the same document again evaluates almost nothing, so the same window fits.
+    auto third = svc->complete(r, {}, {});
+    REQUIRE(third.has_value());
+    CHECK(third->timings.n_prompt_tokens == second->timings.n_prompt_tokens);
+    CHECK(third->timings.n_cached_tokens > third->timings.n_prompt_tokens / 2);
+}
