@@ -54,9 +54,9 @@ line_mode guess_line_mode(std::string_view prefix, std::string_view suffix) {
 stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::string_view suffix) {
     if (mode == line_mode::single_line) {
         return [](std::string_view text) -> size_t {
-            // A completion that starts with a newline would be invisible on this line: let the
-            // model write the next line instead, and stop at that line's end.
-            const size_t start = text.find_first_not_of("\r\n");
+            // A completion that starts with a newline (or blank lines) would be invisible on
+            // this line: let the model write the next line with text, and stop at its end.
+            const size_t start = text.find_first_not_of(" \t\r\n");
             if (start == std::string_view::npos) return std::string::npos;
             const size_t nl = text.find('\n', start);
             return nl == std::string_view::npos ? std::string::npos : nl + 1;

@@ -104,3 +104,30 @@ TEST_CASE("a whole line completed before existing text keeps its newline", "[dae
     // The bracket the model closed on a line of its own stays on a line of its own.
     CHECK(trim_completion("\n    return 1;\n}", "int f() {", "}\n", m::multi_line) == "\n    return 1;\n");
 }
+
+TEST_CASE("an answer that starts on the next line is kept where the line has room for it", "[daemon][fim]") {
+    using m = completion_mode;
+    // At the end of a line: the model ended it and wrote the next one.
+    CHECK(trim_completion("\n    return x\n", "def f(x):\n    y = x", "\n", m::single_line) == "\n    return x");
+    // Blank lines before it are part of it.
+    CHECK(trim_completion("\n\n    return x\n", "    y = x", "\n", m::single_line) == "\n\n    return x");
+    // Mid-line a newline would split the line: only the text before it counts.
+    CHECK(trim_completion("\n    return x\n", "    y = f(", "x)\n", m::single_line).empty());
+}
+
+TEST_CASE("the suffix overlap is trimmed only where it is real", "[daemon][fim]") {
+    using m = completion_mode;
+    // Never inside an identifier: `Fals|e` is not the `e` of `else`, `an|s` not the `s` of `strong`.
+    CHECK(trim_completion("        return False", "def f():\n", "    else:\n", m::single_line) == "        return False");
+    CHECK(trim_completion("return ans", "    ", "strong = 1\n", m::single_line) == "return ans");
+    // A bracket the completion opens and closes itself is not the editor's.
+    CHECK(trim_completion("foo()", "x = (", ")\n", m::single_line) == "foo()");
+    CHECK(trim_completion("g(x)", "f(", ")\n", m::single_line) == "g(x)");
+    // Real overlaps: closers the completion has no opener for, whole tokens, the whole rest.
+    CHECK(trim_completion("bar(1, 2))", "x = foo(", ")", m::single_line) == "bar(1, 2)");
+    CHECK(trim_completion("x, y):", "def f(", "):\n", m::single_line) == "x, y");
+    CHECK(trim_completion("total = a + b  # sum", "    ", "# sum\n", m::single_line) == "total = a + b");
+    CHECK(trim_completion("value)", "f(", "value)\n", m::single_line).empty());
+    // A word overlap shorter than the minimum is a coincidence unless it is the whole rest.
+    CHECK(trim_completion("for i", "    ", "i in range(n):\n", m::single_line) == "for i");
+}

@@ -18,6 +18,9 @@ TEST_CASE("single-line completions end at the line's end", "[inference][completi
     CHECK(cut_by(rule, "42;\nint y") == "42;\n");
     // a leading newline alone does not end it: the next line is the completion
     CHECK(rule("\n") == std::string::npos);
+    // nor do blank lines: the first line with text on it is
+    CHECK(rule("\n    \n") == std::string::npos);
+    CHECK(cut_by(rule, "\n    \n    x = 1\ny") == "\n    \n    x = 1\n");
 }
 
 TEST_CASE("multi-line completions stay inside the block", "[inference][completion]") {
