@@ -116,7 +116,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         ++served_;
         std::vector<std::string> inserts;
         for (const auto & cand : r->candidates) {
-            std::string insert = trim_completion(cand.text, req.suffix, req.mode);
+            std::string insert = trim_completion(cand.text, req.prefix, req.suffix, req.mode);
             if (!insert.empty() && std::find(inserts.begin(), inserts.end(), insert) == inserts.end())
                 inserts.push_back(std::move(insert));
         }
@@ -137,7 +137,9 @@ fim_request completion_service::base_request(const lsp::document & doc, std::vec
     req.uri = doc.uri();
     req.language_id = doc.language_id();
     req.n_predict = settings_.max_tokens;
+    req.prompt_budget = std::chrono::milliseconds(settings_.prompt_budget_ms);
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+    req.time_cap = std::chrono::milliseconds(settings_.time_cap_ms);
     req.chunk_reuse_min = settings_.chunk_reuse_min;
     req.slots_per_document = settings_.slots_per_document;
     req.extra_context = std::move(extra);
@@ -186,7 +188,7 @@ void completion_service::submit_prefetch(uint64_t owner, fim_request req, std::s
     j.run = [this, key, req = std::move(req), shown = std::move(shown), cursor](std::stop_token stop) {
         auto r = model_->complete(req, stop, {});
         if (!r || stop.stop_requested() || r->candidates.empty()) return;
-        std::string insert = trim_completion(r->candidates.front().text, req.suffix, req.mode);
+        std::string insert = trim_completion(r->candidates.front().text, req.prefix, req.suffix, req.mode);
         if (insert.empty()) return;
         memory_.remember(key, std::string_view(shown).substr(0, cursor), std::string_view(shown).substr(cursor), {insert});
         ++prefetched_;

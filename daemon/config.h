@@ -37,7 +37,12 @@ struct completion_settings {
     int32_t prefix_lines = 64;       // whole lines before the cursor line in the FIM window
     int32_t suffix_lines = 16;       // whole lines after the cursor line
     int32_t max_tokens = 64;         // per candidate
-    uint32_t time_budget_ms = 2000;
+    // Time budgets, each apart (docs/daemon.md): evaluating the prompt (a window that would
+    // take longer at the measured speed is shortened), generating a candidate from its first
+    // token, and the hard cap up to which a line the generation budget interrupted is finished.
+    uint32_t prompt_budget_ms = 1000;
+    uint32_t time_budget_ms = 1000;
+    uint32_t time_cap_ms = 4000;
     int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
     int32_t chunk_reuse_min = inference::k_default_chunk_min;   // reuse moved KV chunks of at least this many tokens; 0: exact prefix reuse only
     int32_t slots_per_document = 2;     // KV slots per document (places worked at in a long file)

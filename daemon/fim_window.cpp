@@ -1,6 +1,7 @@
 #include "daemon/fim_window.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace hearth::daemon {
 
@@ -34,6 +35,50 @@ bool opens_block(std::string_view line) {
     if (t.empty()) return false;
     const char c = t.back();
     return c == '{' || c == '(' || c == '[' || c == ':' || t.ends_with("=>") || t.ends_with("->");
+}
+
+bool is_word_char(char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return std::isalnum(u) || ch == '_' || u >= 0x80;
+}
+
+bool is_closer(char ch) { return ch == ')' || ch == ']' || ch == '}'; }
+
+// Closing brackets of s that no bracket before them in s opened.
+size_t unmatched_closers(std::string_view s) {
+    size_t open = 0, unmatched = 0;
+    for (char ch : s) {
+        if (ch == '(' || ch == '[' || ch == '{') ++open;
+        else if (is_closer(ch)) open > 0 ? --open : ++unmatched;
+    }
+    return unmatched;
+}
+
+// A repeat shorter than this that has a word in it is a coincidence (`for i` before `i in`),
+// unless it is the whole rest of the line.
+constexpr size_t k_min_word_overlap = 3;
+
+// How much of the completion's end repeats the start of `rest` (the cursor line after the
+// cursor), longest first; 0 when no repeat is real: it must start and end between tokens
+// (never inside an identifier: `return Fals|e` before `else`), be long enough (above), and
+// its closing brackets must close something the completion did not open itself (`foo()`
+// before the editor's `)` keeps its own).
+size_t real_overlap(std::string_view c, std::string_view rest) {
+    if (rest.empty()) return 0;
+    const size_t line_at = c.rfind('\n');
+    const std::string_view last_line = c.substr(line_at == std::string_view::npos ? 0 : line_at + 1);
+    const size_t free_closers = unmatched_closers(c);
+    for (size_t k = std::min(last_line.size(), rest.size()); k > 0; --k) {
+        const std::string_view o = rest.substr(0, k);
+        if (!c.ends_with(o)) continue;
+        const size_t p = c.size() - k;
+        if (p > 0 && is_word_char(c[p - 1]) && is_word_char(c[p])) continue;
+        if (k < rest.size() && is_word_char(rest[k - 1]) && is_word_char(rest[k])) continue;
+        if (k < k_min_word_overlap && k < rest.size() && std::any_of(o.begin(), o.end(), is_word_char)) continue;
+        if (static_cast<size_t>(std::count_if(o.begin(), o.end(), is_closer)) > free_closers) continue;
+        return k;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -79,12 +124,30 @@ completion_mode detect_mode(std::string_view text, size_t cursor) {
     return completion_mode::single_line;
 }
 
-std::string trim_completion(std::string_view completion, std::string_view suffix, completion_mode mode) {
+std::string trim_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
+                            completion_mode mode) {
     std::string_view c = completion;
-    if (mode == completion_mode::single_line) c = c.substr(0, c.find('\n'));
-    // The rest of the cursor line, without its leading spaces: what the editor already has.
+    // The cursor line's text before the cursor, and the rest of it without its leading
+    // spaces: what the editor already has.
+    const size_t head_at = prefix.rfind('\n');
+    const std::string_view head = prefix.substr(head_at == std::string_view::npos ? 0 : head_at + 1);
     std::string_view rest = suffix.substr(0, suffix.find('\n'));
     rest = trim(rest);
+    // The model ended its last line (wrote the newline after it): see the end.
+    bool ends_line = false;
+    if (mode == completion_mode::single_line) {
+        // The stop rule lets an answer start on the next line (after blank lines). Where the
+        // cursor line has nothing on one side of the cursor, that line is the answer, with the
+        // newlines before it; mid-line a newline would split the line: only what is before it counts.
+        const size_t first_text = c.find_first_not_of(" \t\r\n\f\v");
+        size_t end = c.find('\n');
+        const bool starts_below = end != std::string_view::npos && first_text != std::string_view::npos && end < first_text;
+        if (starts_below && (trim(head).empty() || rest.empty())) end = c.find('\n', first_text);
+        if (end != std::string_view::npos) {
+            c = c.substr(0, end);
+            ends_line = true;
+        }
+    }
     if (mode == completion_mode::multi_line) {
         // The first non-blank line after the cursor line: a completion line equal to it
         // (and everything after) repeats the suffix.
@@ -118,18 +181,21 @@ std::string trim_completion(std::string_view completion, std::string_view suffix
             }
         }
     }
+    const size_t content_end = c.find_last_not_of(" \t\r\n\f\v");
+    if (c.find('\n', content_end == std::string_view::npos ? 0 : content_end) != std::string_view::npos) ends_line = true;
     c = rtrim(c);
-    // Overlap of the completion's end with the start of the line's rest, longest first.
-    if (!rest.empty()) {
-        const std::string_view head_line = c.substr(c.rfind('\n') == std::string_view::npos ? 0 : c.rfind('\n') + 1);
-        for (size_t k = std::min(head_line.size(), rest.size()); k > 0; --k) {
-            if (c.ends_with(rest.substr(0, k))) {
-                c.remove_suffix(k);
-                break;
-            }
-        }
-        c = rtrim(c);
+    // The completion's end repeats the start of the line's rest.
+    if (const size_t k = real_overlap(c, rest); k > 0) {
+        const std::string_view kept = c.substr(0, c.size() - k);
+        // The model put the rest on a line of its own (`{` ... `}`): it stays there.
+        const size_t last = kept.find_last_not_of(" \t");
+        if (last != std::string_view::npos && kept[last] == '\n' && !trim(kept).empty()) return std::string(kept);
+        c = rtrim(kept);
+        ends_line = false;
     }
+    // A whole line written at the start of a line that has text: its newline is part of it,
+    // and the cursor line's indentation goes after it, so the existing text keeps its own.
+    if (ends_line && !c.empty() && trim(head).empty() && !rest.empty()) return std::string(c) + "\n" + std::string(head);
     return std::string(c);
 }
 

@@ -29,11 +29,17 @@ fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines
 // (indented, or right after a line that opens one); single_line otherwise, e.g. mid-line.
 completion_mode detect_mode(std::string_view text, size_t cursor);
 
-// Cuts a completion down to what is new: in single_line mode it ends at its first newline;
-// a tail that repeats the start of the rest of the cursor line is dropped (the model often
-// closes a bracket the editor already closed); in multi_line mode the completion ends
+// Cuts a completion down to what is new: in single_line mode it ends at its first line with
+// text (an answer that starts on the next line keeps the newlines before it, unless the
+// cursor is mid-line); a tail that really repeats the start of the rest of the cursor line is
+// dropped (the model often closes a bracket the editor already closed; never a cut inside an
+// identifier, nor a bracket the completion opened itself); in multi_line mode the completion ends
 // before the first of its lines that equals the next non-blank line after the cursor.
-// Trailing whitespace is removed. An empty result means "nothing worth showing".
-std::string trim_completion(std::string_view completion, std::string_view suffix, completion_mode mode);
+// Trailing whitespace is removed, except that a whole line completed before text on the
+// cursor line keeps its newline (and the cursor line's indentation after it), so accepting it
+// leaves two lines, not one glued. prefix/suffix: the FIM window around the cursor.
+// An empty result means "nothing worth showing".
+std::string trim_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
+                            completion_mode mode);
 
 }  // namespace hearth::daemon

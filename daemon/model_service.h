@@ -38,7 +38,8 @@ using piece_callback = std::function<void(std::string_view piece)>;
 enum class stop_reason {
     end_of_generation,  // the model emitted an end-of-generation token (EOS / EOT / FIM end)
     max_tokens,         // n_predict tokens were generated
-    time_budget,        // the time budget ran out
+    time_budget,        // the generation's time budget ran out (at the end of a line, where the cap allowed)
+    time_cap,           // the hard cap cut a line the budget had interrupted
     stop_rule,          // a line/indentation rule of the completion mode ended it
     cancelled,          // `stop` was requested
 };
@@ -64,7 +65,14 @@ struct fim_request {
     std::vector<context_chunk> extra_context;
     completion_mode mode = completion_mode::single_line;
     int32_t n_predict = 64;                  // max generated tokens per candidate
-    std::chrono::milliseconds time_budget{1000};  // wall time for the whole call
+    // Time budgets, each apart (see inference/generate.h):
+    //  - prompt_budget: evaluating the prompt. Where the tokens the KV cache lacks would take
+    //    longer at the measured prompt speed, the window loses lines at its far ends first.
+    //  - time_budget: generating each candidate, from its first token. A line it interrupts
+    //    is finished, up to time_cap from the candidate's start.
+    std::chrono::milliseconds prompt_budget{1000};
+    std::chrono::milliseconds time_budget{1000};
+    std::chrono::milliseconds time_cap{4000};
     int32_t n_candidates = 1;                // >1: distinct candidates, best first
     // The first candidate is always greedy; the others are sampled at this temperature
     // (with this seed) and must differ from the ones before them.
@@ -85,6 +93,7 @@ struct generation_timings {
     int32_t n_generated = 0;       // tokens generated, all candidates together
     double t_prompt_ms = 0;        // evaluating the prompt tokens that were not cached
     double t_generate_ms = 0;      // decoding the generated tokens
+    int32_t n_window_shortened = 0;  // steps the FIM window was shortened for the prompt budget
 };
 
 struct completion_candidate {
@@ -140,6 +149,7 @@ struct model_status {
     int32_t n_slots_max = 0;       // slots that fit the budget at full context
     int32_t n_threads = 0;
     generation_timings last;       // the last finished call
+    uint64_t windows_shortened = 0;    // completions whose window was shortened for the prompt budget
     double prompt_tokens_per_s = 0;    // of the last call (0 if none)
     double generate_tokens_per_s = 0;  // of the last call (0 if none)
 };

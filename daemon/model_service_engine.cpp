@@ -27,6 +27,7 @@ stop_reason to_stop_reason(inference::finish_reason r) {
         case inference::finish_reason::max_tokens: return stop_reason::max_tokens;
         case inference::finish_reason::context_full: return stop_reason::max_tokens;
         case inference::finish_reason::time_budget: return stop_reason::time_budget;
+        case inference::finish_reason::time_cap: return stop_reason::time_cap;
         case inference::finish_reason::stop_rule: return stop_reason::stop_rule;
         case inference::finish_reason::cancelled: return stop_reason::cancelled;
     }
@@ -67,6 +68,31 @@ result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab &
     return fail("the completion window does not fit the context of ", max_tokens, " tokens");
 }
 
+// One step of shortening the window for the prompt budget (see shorten_for_prompt_budget):
+// false when it is at its floor.
+constexpr int k_shorten_lines = 8;         // prefix lines dropped from the top per step
+constexpr int k_min_prefix_lines = 8;      // lines kept before the cursor's line
+constexpr int k_min_suffix_lines = 2;      // lines kept after it
+bool drop_far_lines(inference::fim_input & in) {
+    if (!in.extra.empty()) {
+        in.extra.clear();
+        return true;
+    }
+    const auto n_prefix = static_cast<int>(std::count(in.prefix.begin(), in.prefix.end(), '\n'));
+    const auto n_suffix = static_cast<int>(std::count(in.suffix.begin(), in.suffix.end(), '\n')) - 1;
+    if (n_suffix > k_min_suffix_lines && n_suffix * 4 > n_prefix) {
+        // The suffix's last line (and its newline) go: cut after the newline before it.
+        const size_t last = in.suffix.rfind('\n', in.suffix.size() - 2);
+        in.suffix.resize(last + 1);
+        return true;
+    }
+    if (n_prefix <= k_min_prefix_lines) return false;
+    size_t at = 0;
+    for (int i = 0; i < std::min(k_shorten_lines, n_prefix - k_min_prefix_lines); ++i) at = in.prefix.find('\n', at) + 1;
+    in.prefix.erase(0, at);
+    return true;
+}
+
 class engine_model_service final : public model_service {
 public:
     engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget,
@@ -99,10 +125,13 @@ public:
         in.path = req.uri;
         for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
         const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
-        auto prompt = fit_fim_prompt(voc, std::move(in), room);
+        auto prompt = fit_fim_prompt(voc, in, room);
         if (!prompt) return prompt.error();
+        const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
+        if (shortened > 0) ++windows_shortened_;
 
-        const auto deadline = std::chrono::steady_clock::now() + req.time_budget;
+        // Invoked's extra candidates share one more generation budget after the first.
+        std::chrono::steady_clock::time_point extra_deadline;
         const auto mode = req.mode == completion_mode::multi_line ? inference::line_mode::multi_line
                                                                    : inference::line_mode::single_line;
         completion out;
@@ -119,22 +148,35 @@ public:
             if (c == 0) {
                 out.timings.n_prompt_tokens = pf->n_prompt;
                 out.timings.n_cached_tokens = pf->n_reused;
+                out.timings.n_window_shortened = shortened;
+                measure_prompt_speed(*pf);
             }
             out.timings.t_prompt_ms += pf->t_ms;
 
             inference::generation_params params;
             params.n_predict = req.n_predict;
-            // Candidates after the first only run while the budget lasts; the first one always
-            // gets at least one token (generate() guarantees it), however long the prompt took.
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            if (left.count() <= 0 && c > 0) break;
-            params.time_budget = std::max(left, std::chrono::milliseconds(1));
-            params.sampling.temperature = c == 0 ? req.temperature : std::max(req.temperature, 0.7f);
+            // The generation's budget starts now, whatever the prompt took: the user has waited
+            // for it, and a line within reach is finished (up to the cap), never thrown away.
+            params.time_budget = req.time_budget;
+            params.time_cap = req.time_cap;
+            if (c > 0) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(extra_deadline - std::chrono::steady_clock::now());
+                if (left.count() <= 0) break;
+                params.time_budget = left;
+                params.time_cap = left + std::max(std::chrono::milliseconds(0), req.time_cap - req.time_budget);
+            }
+            // The first candidate is greedy (what an automatic suggestion shows); only the extra
+            // candidates of an Invoked request sample, to differ from it.
+            params.sampling.temperature = c == 0 ? 0.0f : std::max(req.temperature, 0.7f);
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();
+            if (c == 0) extra_deadline = std::chrono::steady_clock::now() + req.time_budget;
+            if (gen->finish == inference::finish_reason::time_cap)
+                spdlog::debug("completion {}: candidate {} cut unfinished by the {} ms cap after {} tokens", req.uri, c,
+                              params.time_cap.count(), gen->tokens.size());
             out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
             out.timings.t_generate_ms += gen->t_ms;
             const bool duplicate = std::any_of(out.candidates.begin(), out.candidates.end(),
@@ -215,6 +257,43 @@ public:
     }
 
 private:
+    // Under load a cold prompt takes seconds. Where the tokens the KV slot lacks would take
+    // longer than the prompt budget at the measured speed, the window loses lines at its far
+    // ends (the other files' context first, then k_shorten_lines from the top, or a few from the
+    // suffix's bottom while it is over a quarter of the prefix), down to a floor of lines
+    // around the cursor: a shorter window is better than an answer that comes too late. The
+    // prefix's top moves in steps of whole line blocks, so consecutive keystrokes share the
+    // shortened head. Returns how many times the window was shortened.
+    int shorten_for_prompt_budget(const fim_request & req, inference::fim_input & in, size_t room,
+                                  std::vector<token_id> & prompt) {
+        if (req.prompt_budget.count() <= 0 || ms_per_prompt_token_ <= 0) return 0;
+        const double budget_tokens = static_cast<double>(req.prompt_budget.count()) / ms_per_prompt_token_;
+        const size_t before = prompt.size();
+        int rounds = 0;
+        for (;;) {
+            const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
+            const size_t reused = std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min));
+            if (static_cast<double>(prompt.size() - reused) <= budget_tokens || !drop_far_lines(in)) break;
+            auto shorter = fit_fim_prompt(lm_->vocab(), in, room);
+            if (!shorter) break;
+            prompt = std::move(*shorter);
+            ++rounds;
+        }
+        if (rounds > 0)
+            spdlog::debug("completion {}: window shortened {} times for the {} ms prompt budget: {} -> {} tokens "
+                          "({:.2f} ms per prompt token measured)", req.uri, rounds, req.prompt_budget.count(), before,
+                          prompt.size(), ms_per_prompt_token_);
+        return rounds;
+    }
+
+    // The prompt speed the budget is judged by: recent prefills of enough tokens (a handful
+    // of tokens costs more per token than a window), smoothed, so it follows the machine's load.
+    void measure_prompt_speed(const inference::prefill_stats & pf) {
+        if (pf.n_evaluated < k_min_measured_tokens || pf.t_ms <= 0) return;
+        const double per_token = pf.t_ms / pf.n_evaluated;
+        ms_per_prompt_token_ = ms_per_prompt_token_ > 0 ? 0.5 * ms_per_prompt_token_ + 0.5 * per_token : per_token;
+    }
+
     // Copies what status() reports, under the lock, so status() never waits for a generation.
     void publish(std::optional<generation_timings> last) {
         const auto st = sessions_.stats();
@@ -231,6 +310,7 @@ private:
         status_.slots_saved = st.n_saved;
         status_.slots_restored = st.n_restored;
         status_.slots_rejected = st.n_rejected;
+        status_.windows_shortened = windows_shortened_;
         if (last) last_ = *last;
         status_.last = last_;
         const int32_t evaluated = last_.n_prompt_tokens - last_.n_cached_tokens;
@@ -249,6 +329,9 @@ private:
     uint64_t slot_disk_budget_;
     model_status base_status_;
     generation_timings last_;
+    double ms_per_prompt_token_ = 0;   // measured (see measure_prompt_speed); 0: not yet
+    uint64_t windows_shortened_ = 0;
+    static constexpr int32_t k_min_measured_tokens = 32;
     mutable std::mutex status_mutex_;
     model_status status_;
 };

@@ -164,7 +164,7 @@ private:
         r.n_evaluated = pf->n_evaluated;
         r.ttft_ms = ms_between(t0, first.value_or(t1));
         r.total_ms = ms_between(t0, t1);
-        r.text = trim_completion(gen->text, in.suffix, mode);
+        r.text = trim_completion(gen->text, in.prefix, in.suffix, mode);
         return {};
     }
 

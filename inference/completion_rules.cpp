@@ -54,12 +54,12 @@ line_mode guess_line_mode(std::string_view prefix, std::string_view suffix) {
 stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::string_view suffix) {
     if (mode == line_mode::single_line) {
         return [](std::string_view text) -> size_t {
-            // A completion that starts with a newline would be invisible on this line: let the
-            // model write the next line instead, and stop at that line's end.
-            const size_t start = text.find_first_not_of("\r\n");
+            // A completion that starts with a newline (or blank lines) would be invisible on
+            // this line: let the model write the next line with text, and stop at its end.
+            const size_t start = text.find_first_not_of(" \t\r\n");
             if (start == std::string_view::npos) return std::string::npos;
             const size_t nl = text.find('\n', start);
-            return nl == std::string_view::npos ? std::string::npos : nl;
+            return nl == std::string_view::npos ? std::string::npos : nl + 1;
         };
     }
     const auto head = current_line_head(prefix);
@@ -76,16 +76,16 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
             const auto line = text.substr(line_start + 1, next - line_start - 1);
             const auto t = trim(line);
             if (t.empty()) {
-                if (++blank_run >= 2) return line_start;
+                if (++blank_run >= 2) return line_start + 1;
             } else {
                 blank_run = 0;
-                if (!suffix_line.empty() && t == suffix_line) return line_start;
+                if (!suffix_line.empty() && t == suffix_line) return line_start + 1;
                 // Leaving the block ends the completion. A block opened on the cursor's line
                 // ends at its closing bracket, which belongs to the completion.
                 const size_t ind = indent_of(line);
                 const bool closer = std::string_view("})]").find(t.front()) != std::string_view::npos;
-                if (opens_block && ind <= base_indent) return closer ? next : line_start;
-                if (ind < base_indent) return line_start;
+                if (opens_block && ind <= base_indent) return closer ? next + 1 : line_start + 1;
+                if (ind < base_indent) return line_start + 1;
             }
             line_start = next;
         }

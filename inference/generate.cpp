@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace hearth::inference {
 
@@ -10,6 +11,7 @@ std::string_view finish_reason_name(finish_reason r) {
         case finish_reason::end_of_generation: return "end_of_generation";
         case finish_reason::max_tokens: return "max_tokens";
         case finish_reason::time_budget: return "time_budget";
+        case finish_reason::time_cap: return "time_cap";
         case finish_reason::stop_rule: return "stop_rule";
         case finish_reason::cancelled: return "cancelled";
         case finish_reason::context_full: return "context_full";
@@ -32,7 +34,23 @@ size_t utf8_complete_prefix(std::string_view s) {
     return n;  // ASCII tail, or invalid bytes that will never complete: pass them on
 }
 
+size_t finished_line_end(std::string_view text, size_t from) {
+    const size_t content = text.find_first_not_of(" \t\r\n");
+    if (content == std::string_view::npos) return std::string_view::npos;
+    const size_t nl = text.find('\n', std::max(from, content));
+    return nl == std::string_view::npos ? std::string_view::npos : nl + 1;
+}
+
 namespace {
+
+// The start of the line in progress at the end of text; a blank one counts as the end of
+// the line before it (that line is finished).
+size_t current_line_from(std::string_view text) {
+    const size_t nl = text.rfind('\n');
+    if (nl == std::string_view::npos) return 0;
+    const bool blank = text.find_first_not_of(" \t\r", nl + 1) == std::string_view::npos;
+    return blank ? nl : nl + 1;
+}
 
 double log_softmax_at(const std::vector<float> & logits, token_id tok) {
     const float mx = *std::max_element(logits.begin(), logits.end());
@@ -61,13 +79,37 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
         out.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     };
 
+    // Once the budget is over (with a cap above it): the line in progress started here.
+    std::optional<size_t> finishing_from;
+    const bool can_finish_line = params.time_cap > params.time_budget;
     for (int32_t i = 0;; ++i) {
         if (stop.stop_requested()) { finish(finish_reason::cancelled, out.text.size()); break; }
         if (i >= params.n_predict) { finish(finish_reason::max_tokens, out.text.size()); break; }
-        // The first token always comes: a slow prompt must not leave the user with nothing.
-        if (i > 0 && params.time_budget.count() > 0 && std::chrono::steady_clock::now() - t0 >= params.time_budget) {
-            finish(finish_reason::time_budget, out.text.size());
-            break;
+        // The first token always comes: the user waited for the prompt.
+        if (i > 0 && params.time_budget.count() > 0) {
+            const auto elapsed = std::chrono::steady_clock::now() - t0;
+            if (elapsed >= params.time_budget && !can_finish_line) {
+                finish(finish_reason::time_budget, out.text.size());
+                break;
+            }
+            if (elapsed >= params.time_budget && !finishing_from) {
+                finishing_from = current_line_from(out.text);
+                if (const size_t end = finished_line_end(out.text, *finishing_from); end != std::string::npos) {
+                    finish(finish_reason::time_budget, end);
+                    break;
+                }
+            }
+            if (can_finish_line && elapsed >= params.time_cap) {
+                // The finished lines, if any; else the unfinished first line is all there is.
+                const size_t end = out.text.empty() ? 0 : finished_line_end(out.text, 0);
+                size_t keep = out.text.size();
+                if (end != std::string::npos && end < out.text.size()) {
+                    const size_t last = out.text.rfind('\n');
+                    keep = std::max(end, last + 1);
+                }
+                finish(finish_reason::time_cap, keep);
+                break;
+            }
         }
         const token_id tok = smp.sample(logits);
         if (vocab.is_eog(tok)) { finish(finish_reason::end_of_generation, out.text.size()); break; }
@@ -83,6 +125,12 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
         }
         if (cut == std::string::npos && params.rule) cut = params.rule(out.text);
         if (cut != std::string::npos) { finish(finish_reason::stop_rule, cut); break; }
+        if (finishing_from) {
+            if (const size_t end = finished_line_end(out.text, *finishing_from); end != std::string::npos) {
+                finish(finish_reason::time_budget, end);
+                break;
+            }
+        }
 
         // Stream what is certain: whole characters, and nothing a stop string might still claim.
         size_t safe = utf8_complete_prefix(out.text);

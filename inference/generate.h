@@ -1,6 +1,8 @@
 // generate: the decode loop. Samples a token, checks the stop rules, streams whole UTF-8
 // characters, feeds the token back, once per token. Cancellation and the time budget are
-// checked once per token, never inside the kernels.
+// checked once per token, never inside the kernels. The budget counts generating only (the
+// prompt was evaluated before); with a cap above it, a line the budget interrupts is finished
+// first, so a wait never ends in half a line.
 // Thread-safety: runs on the compute worker.
 #pragma once
 
@@ -19,7 +21,9 @@
 
 namespace hearth::inference {
 
-enum class finish_reason { end_of_generation, max_tokens, time_budget, stop_rule, cancelled, context_full };
+// time_budget: the budget ran out (with a cap: at the end of a line); time_cap: the cap cut a
+// line that was still unfinished.
+enum class finish_reason { end_of_generation, max_tokens, time_budget, time_cap, stop_rule, cancelled, context_full };
 std::string_view finish_reason_name(finish_reason r);
 
 // Looks at the text generated so far; returns the length to keep if generation must stop
@@ -29,7 +33,12 @@ using stop_rule = std::function<size_t(std::string_view text)>;
 
 struct generation_params {
     int32_t n_predict = 64;
-    std::chrono::milliseconds time_budget{0};   // 0: no limit
+    // Wall time for generating, from generate()'s start; 0: no limit.
+    std::chrono::milliseconds time_budget{0};
+    // Above time_budget: a line the budget interrupts goes on until it ends (a newline after
+    // some text), but never past this time from the start; the cap then keeps the finished
+    // lines, or the unfinished first line when there are none. 0: stop when the budget ends.
+    std::chrono::milliseconds time_cap{0};
     sampler_params sampling;
     std::vector<std::string> stop_strings;      // cut before the first occurrence
     stop_rule rule;                             // optional
@@ -46,6 +55,10 @@ struct generation_result {
 // Holds back an incomplete UTF-8 sequence at the end of the text produced so far, so a
 // stream never shows half a character.
 size_t utf8_complete_prefix(std::string_view s);
+
+// Where text has a finished line with some non-blank text in it or before it: the position
+// after the first such line's newline at or after `from`; npos if none.
+size_t finished_line_end(std::string_view text, size_t from);
 
 // Continues `seq` from the logits of its last token. on_piece gets the streamed text.
 result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab, sequence & seq,

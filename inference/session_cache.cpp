@@ -111,12 +111,7 @@ std::string session_cache::pick_slot(const std::string & doc, std::span<const to
             if (free_key.empty()) free_key = key;
             continue;
         }
-        // The positions prefill would keep from this slot.
-        const auto & held = it->second.seq->tokens;
-        const size_t prefix = common_prefix(held, prompt);
-        size_t score = prefix;
-        if (chunk_min > 0)
-            for (const auto & c : find_chunks(held, prompt, prefix, chunk_min)) score += static_cast<size_t>(c.n);
+        const size_t score = reusable_positions(key, prompt, chunk_min);
         if (best.empty() || score > best_score) {
             best = key;
             best_score = score;
@@ -125,6 +120,17 @@ std::string session_cache::pick_slot(const std::string & doc, std::span<const to
     if (best.empty()) return free_key;
     if (best_score * 4 < prompt.size() && !free_key.empty()) return free_key;
     return best;
+}
+
+size_t session_cache::reusable_positions(const std::string & key, std::span<const token_id> prompt, int32_t chunk_min) const {
+    auto it = slots_.find(key);
+    if (it == slots_.end()) return 0;
+    const auto & held = it->second.seq->tokens;
+    const size_t prefix = common_prefix(held, prompt);
+    size_t n = prefix;
+    if (chunk_min > 0)
+        for (const auto & c : find_chunks(held, prompt, prefix, chunk_min)) n += static_cast<size_t>(c.n);
+    return n;
 }
 
 void session_cache::evict_document(const std::string & doc) {

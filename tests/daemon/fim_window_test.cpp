@@ -70,16 +70,64 @@ TEST_CASE("completion mode from the cursor's context", "[daemon][fim]") {
 
 TEST_CASE("trim_completion drops what the suffix already has", "[daemon][fim]") {
     using m = completion_mode;
-    CHECK(trim_completion("bar(1, 2))", ")", m::single_line) == "bar(1, 2)");
-    CHECK(trim_completion("x + 1;", ";", m::single_line) == "x + 1");
-    CHECK(trim_completion("abc\ndef", "", m::single_line) == "abc");
-    CHECK(trim_completion("abc   ", "", m::single_line) == "abc");
-    CHECK(trim_completion(")", ")", m::single_line).empty());
-    CHECK(trim_completion("value", "", m::single_line) == "value");
+    CHECK(trim_completion("bar(1, 2))", "x = foo(", ")", m::single_line) == "bar(1, 2)");
+    CHECK(trim_completion("x + 1;", "int y = ", ";", m::single_line) == "x + 1");
+    CHECK(trim_completion("abc\ndef", "x = ", "", m::single_line) == "abc");
+    CHECK(trim_completion("abc   ", "x = ", "", m::single_line) == "abc");
+    CHECK(trim_completion(")", "f(", ")", m::single_line).empty());
+    CHECK(trim_completion("value", "x = ", "", m::single_line) == "value");
     // multi-line: stops before the line that the suffix already holds
-    CHECK(trim_completion("\n    return 1;\n}\nint g() {", "\n}\n", m::multi_line) == "\n    return 1;");
-    CHECK(trim_completion("\n    a();\n    b();\n", "\n\n  }  \n", m::multi_line) == "\n    a();\n    b();");
-    CHECK(trim_completion("\n    a();", "", m::multi_line) == "\n    a();");
+    CHECK(trim_completion("\n    return 1;\n}\nint g() {", "int f() {", "\n}\n", m::multi_line) == "\n    return 1;");
+    CHECK(trim_completion("\n    a();\n    b();\n", "  if (x) {", "\n\n  }  \n", m::multi_line) == "\n    a();\n    b();");
+    CHECK(trim_completion("\n    a();", "if (x) {", "", m::multi_line) == "\n    a();");
     // the first line is never dropped for equalling the next line: it is what is new
-    CHECK(trim_completion("}", "\n}\n", m::multi_line) == "}");
+    CHECK(trim_completion("}", "    ", "\n}\n", m::multi_line) == "}");
+}
+
+TEST_CASE("a whole line completed before existing text keeps its newline", "[daemon][fim]") {
+    using m = completion_mode;
+    // The cursor at the start of `    return False`: the model wrote a line and ended it.
+    CHECK(trim_completion("        return True\n", "def f():\n", "    return False\n", m::single_line) ==
+          "        return True\n");
+    // The cursor after the indentation: the indentation goes after the newline, so the
+    // existing line keeps it (accepting leaves `    return True\n    return False`).
+    CHECK(trim_completion("return True\n", "def f():\n    ", "return False\n", m::single_line) == "return True\n    ");
+    // The model stopped without ending the line: nothing says it is a line of its own.
+    CHECK(trim_completion("x = 1", "def f():\n", "    return x\n", m::single_line) == "x = 1");
+    // Mid-line, or at the end of a line, the newline is never part of it.
+    CHECK(trim_completion("1, 2)\n", "f(", ")\n", m::single_line) == "1, 2");
+    CHECK(trim_completion("return x\n", "    ", "\n", m::single_line) == "return x");
+    // Before a closing bracket on the cursor line: the model's line ends before it (the
+    // stop rule cut the dedented `}`), or the model wrote the `}` again at its own place.
+    CHECK(trim_completion("return 1;\n", "int f() {\n    ", "}\n", m::multi_line) == "return 1;\n    ");
+    CHECK(trim_completion("return 1;\n}", "int f() {\n    ", "}\n", m::multi_line) == "return 1;\n");
+    // The bracket the model closed on a line of its own stays on a line of its own.
+    CHECK(trim_completion("\n    return 1;\n}", "int f() {", "}\n", m::multi_line) == "\n    return 1;\n");
+}
+
+TEST_CASE("an answer that starts on the next line is kept where the line has room for it", "[daemon][fim]") {
+    using m = completion_mode;
+    // At the end of a line: the model ended it and wrote the next one.
+    CHECK(trim_completion("\n    return x\n", "def f(x):\n    y = x", "\n", m::single_line) == "\n    return x");
+    // Blank lines before it are part of it.
+    CHECK(trim_completion("\n\n    return x\n", "    y = x", "\n", m::single_line) == "\n\n    return x");
+    // Mid-line a newline would split the line: only the text before it counts.
+    CHECK(trim_completion("\n    return x\n", "    y = f(", "x)\n", m::single_line).empty());
+}
+
+TEST_CASE("the suffix overlap is trimmed only where it is real", "[daemon][fim]") {
+    using m = completion_mode;
+    // Never inside an identifier: `Fals|e` is not the `e` of `else`, `an|s` not the `s` of `strong`.
+    CHECK(trim_completion("        return False", "def f():\n", "    else:\n", m::single_line) == "        return False");
+    CHECK(trim_completion("return ans", "    ", "strong = 1\n", m::single_line) == "return ans");
+    // A bracket the completion opens and closes itself is not the editor's.
+    CHECK(trim_completion("foo()", "x = (", ")\n", m::single_line) == "foo()");
+    CHECK(trim_completion("g(x)", "f(", ")\n", m::single_line) == "g(x)");
+    // Real overlaps: closers the completion has no opener for, whole tokens, the whole rest.
+    CHECK(trim_completion("bar(1, 2))", "x = foo(", ")", m::single_line) == "bar(1, 2)");
+    CHECK(trim_completion("x, y):", "def f(", "):\n", m::single_line) == "x, y");
+    CHECK(trim_completion("total = a + b  # sum", "    ", "# sum\n", m::single_line) == "total = a + b");
+    CHECK(trim_completion("value)", "f(", "value)\n", m::single_line).empty());
+    // A word overlap shorter than the minimum is a coincidence unless it is the whole rest.
+    CHECK(trim_completion("for i", "    ", "i in range(n):\n", m::single_line) == "for i");
 }

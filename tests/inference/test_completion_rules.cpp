@@ -14,23 +14,27 @@ std::string cut_by(const stop_rule & rule, const std::string & text) {
 TEST_CASE("single-line completions end at the line's end", "[inference][completion]") {
     auto rule = make_completion_rule(line_mode::single_line, "int x = ", ";\n");
     CHECK(rule("42") == std::string::npos);
-    CHECK(cut_by(rule, "42;\nint y") == "42;");
+    // the newline that ends the line is kept: it says the line is finished
+    CHECK(cut_by(rule, "42;\nint y") == "42;\n");
     // a leading newline alone does not end it: the next line is the completion
     CHECK(rule("\n") == std::string::npos);
+    // nor do blank lines: the first line with text on it is
+    CHECK(rule("\n    \n") == std::string::npos);
+    CHECK(cut_by(rule, "\n    \n    x = 1\ny") == "\n    \n    x = 1\n");
 }
 
 TEST_CASE("multi-line completions stay inside the block", "[inference][completion]") {
     const std::string prefix = "def f(x):\n";
     auto rule = make_completion_rule(line_mode::multi_line, prefix + "    ", "");
-    CHECK(cut_by(rule, "return x + 1\n    \ndef g():\n") == "return x + 1\n    ");
+    CHECK(cut_by(rule, "return x + 1\n    \ndef g():\n") == "return x + 1\n    \n");
     // a block opened on the cursor's line ends with its closing bracket
     auto brace = make_completion_rule(line_mode::multi_line, "int f() {", "\n");
-    CHECK(cut_by(brace, "\n    return 1;\n}\nint g() {\n") == "\n    return 1;\n}");
+    CHECK(cut_by(brace, "\n    return 1;\n}\nint g() {\n") == "\n    return 1;\n}\n");
 }
 
 TEST_CASE("multi-line completions stop before repeating the suffix", "[inference][completion]") {
     auto rule = make_completion_rule(line_mode::multi_line, "    ", "\n    return total;\n}\n");
-    CHECK(cut_by(rule, "total += x;\n    return total;\n") == "total += x;");
+    CHECK(cut_by(rule, "total += x;\n    return total;\n") == "total += x;\n");
 }
 
 TEST_CASE("the line mode follows the cursor's surroundings", "[inference][completion]") {

@@ -1,0 +1,139 @@
+// The daemon's engine model service on the tiny fixture model (stories260K, F32 weights and
+// cache): what complete() samples, and how its time budgets end a candidate.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "daemon/model_service.h"
+
+using namespace hearth::daemon;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::unique_ptr<model_service> tiny_service() {
+    engine_options o;
+    o.model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+    o.cache_type = "f32";
+    o.n_threads = 1;
+    o.n_ctx = 512;
+    auto s = make_engine_model_service(o);
+    REQUIRE(s.has_value());
+    return std::move(*s);
+}
+
+fim_request story_request() {
+    fim_request r;
+    r.uri = "file:///story.txt";
+    r.prefix = "Once upon a time, there was a little girl named Lily. She";
+    r.mode = completion_mode::multi_line;
+    r.n_predict = 24;
+    r.time_budget = 60s;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("engine service: the first candidate is greedy whatever the temperature", "[daemon][engine]") {
+    auto svc = tiny_service();
+    fim_request greedy = story_request();
+    greedy.temperature = 0.0f;
+    auto want = svc->complete(greedy, {}, {});
+    REQUIRE(want.has_value());
+    REQUIRE(want->candidates.size() == 1);
+    REQUIRE_FALSE(want->candidates[0].text.empty());
+
+    // An Automatic request carries the default temperature (0.7): its one candidate is still greedy.
+    fim_request automatic = story_request();
+    REQUIRE(automatic.temperature > 0.5f);
+    for (uint64_t seed : {42u, 7u, 1234u}) {
+        automatic.seed = seed;
+        auto got = svc->complete(automatic, {}, {});
+        REQUIRE(got.has_value());
+        REQUIRE(got->candidates.size() == 1);
+        INFO("seed " << seed);
+        CHECK(got->candidates[0].text == want->candidates[0].text);
+    }
+
+    // Invoked: the first candidate is the greedy one, the others are sampled and differ from it.
+    fim_request invoked = story_request();
+    invoked.n_candidates = 3;
+    auto many = svc->complete(invoked, {}, {});
+    REQUIRE(many.has_value());
+    REQUIRE(many->candidates.size() >= 2);
+    CHECK(many->candidates[0].text == want->candidates[0].text);
+    for (size_t k = 1; k < many->candidates.size(); ++k) CHECK(many->candidates[k].text != want->candidates[0].text);
+}
+
+namespace {
+// Slows the generation down from outside: the engine streams the first candidate's pieces
+// to this callback, on the worker, between tokens.
+piece_callback sleeping(std::chrono::milliseconds per_piece) {
+    return [per_piece](std::string_view) { std::this_thread::sleep_for(per_piece); };
+}
+}  // namespace
+
+TEST_CASE("engine service: a spent budget finishes the line within reach", "[daemon][engine]") {
+    auto svc = tiny_service();
+    fim_request r = story_request();
+    r.mode = completion_mode::single_line;
+    r.time_budget = 60s;
+    auto want = svc->complete(r, {}, {});
+    REQUIRE(want.has_value());
+    REQUIRE(want->candidates.size() == 1);
+    REQUIRE(want->timings.n_generated > 4);
+
+    // A budget that runs out after the first token: the line goes on to its end, up to the
+    // cap (4 s by default; the line takes about 3 ms a token).
+    r.time_budget = 1ms;
+    auto got = svc->complete(r, {}, sleeping(3ms));
+    REQUIRE(got.has_value());
+    REQUIRE(got->candidates.size() == 1);
+    CHECK(got->candidates[0].text == want->candidates[0].text);
+    CHECK(got->timings.n_generated == want->timings.n_generated);
+
+    // The cap cuts an unfinished line: what was written so far comes back, and says why.
+    r.time_cap = 20ms;
+    auto cut = svc->complete(r, {}, sleeping(5ms));
+    REQUIRE(cut.has_value());
+    REQUIRE(cut->candidates.size() == 1);
+    INFO("want " << want->candidates[0].text << " (" << want->timings.n_generated << " tokens), cut "
+                 << cut->candidates[0].text << " (" << cut->timings.n_generated << " tokens)");
+    CHECK(cut->candidates[0].stop == stop_reason::time_cap);
+    CHECK_FALSE(cut->candidates[0].text.empty());
+    CHECK(want->candidates[0].text.starts_with(cut->candidates[0].text));
+    CHECK(cut->timings.n_generated < want->timings.n_generated);
+}
+
+TEST_CASE("engine service: a prompt over its budget is shortened, never the answer", "[daemon][engine]") {
+    auto svc = tiny_service();
+    std::string story;
+    for (int i = 0; i < 40; ++i) story += "Lily went to the park with her mom " + std::to_string(i) + " times.\n";
+    fim_request r = story_request();
+    r.prefix = story + "She";
+    r.prompt_budget = 60s;
+    // The first request measures the prompt speed; the budget has nothing to judge by before it.
+    auto first = svc->complete(r, {}, {});
+    REQUIRE(first.has_value());
+    CHECK(first->timings.n_window_shortened == 0);
+
+    // Another document, cold, with a budget no full window meets: the window loses lines
+    // from its top, down to its floor, and the answer still comes.
+    r.uri = "file:///other.txt";
+    r.prompt_budget = 1ms;
+    auto second = svc->complete(r, {}, {});
+    REQUIRE(second.has_value());
+    CHECK(second->timings.n_window_shortened > 0);
+    CHECK(second->timings.n_prompt_tokens < first->timings.n_prompt_tokens);
+    REQUIRE(second->candidates.size() == 1);
+    CHECK_FALSE(second->candidates[0].text.empty());
+    CHECK(svc->status().windows_shortened == 1);
+
+    // Warm: the same document again evaluates almost nothing, so the same window fits.
+    auto third = svc->complete(r, {}, {});
+    REQUIRE(third.has_value());
+    CHECK(third->timings.n_prompt_tokens == second->timings.n_prompt_tokens);
+    CHECK(third->timings.n_cached_tokens > third->timings.n_prompt_tokens / 2);
+}
