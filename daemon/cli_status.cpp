@@ -106,6 +106,7 @@ void print_status(const boost::json::object & s) {
     std::printf("compute            %.0f threads, KV cache %s, context %.0f\n", num(s, "threads"), str(s, "cacheType").c_str(),
                 num(s, "contextLength"));
     std::printf("KV budget          %.1f MiB, %.1f MiB used\n", num(s, "kvBudgetBytes") / mib, num(s, "kvUsedBytes") / mib);
+    std::printf("memory limit       %.1f MiB (%s)\n", num(s, "memoryLimitBytes") / mib, str(s, "memoryLimitSource").c_str());
     std::printf("KV slots           %.0f (room for %.0f at full context), %.0f tokens held, %.2f MiB per slot\n",
                 num(s, "cacheSlotsUsed"), num(s, "cacheSlots"), num(s, "cacheTokensHeld"), num(s, "cacheBytesPerSlot") / mib);
     std::printf("KV reuse           hit rate %.0f%%, %.0f prompt tokens reused, %.0f evaluated, %.0f evictions\n",

@@ -39,16 +39,17 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     // The model continues the text as the editor shows it: with a suggestion selected in the
     // completion widget, as if that suggestion were already inserted (the spec requires our
     // items to extend it and to replace the same range).
+    // The range answered is the one the text is computed for: a position past a line's or the
+    // document's end is clamped, one inside a surrogate pair moves to the pair's start.
     const std::string & text = doc->text();
-    lsp::range replace{p.position, p.position};
     std::string selected;
     size_t begin = doc->offset_of(p.position), end = begin;
     if (const auto & sel = p.context.selectedCompletionInfo) {
-        replace = sel->range;
         selected = sel->text;
         begin = doc->offset_of(sel->range.start);
         end = std::max(begin, doc->offset_of(sel->range.end));
     }
+    const lsp::range replace{doc->position_of(begin), doc->position_of(end)};
     std::string shown = text.substr(0, begin) + selected + text.substr(end);
     const size_t cursor = begin + selected.size();
 

@@ -138,6 +138,8 @@ struct model_status {
     std::string cache_type;        // "f16", "q8_0", "q4_0"
     uint64_t kv_budget_bytes = 0;
     uint64_t kv_used_bytes = 0;
+    uint64_t memory_limit_bytes = 0;   // the limit the default KV budget was derived from (0: unknown)
+    std::string memory_limit_source;   // where it was found: "physical memory", "RLIMIT_AS", a cgroup file
     int32_t n_slots = 0;           // per-file KV slots that exist
     int64_t tokens_held = 0;       // positions held over every slot
     uint64_t cache_requests = 0;   // slot acquisitions
@@ -183,7 +185,7 @@ struct engine_options {
     std::string model_path;
     int32_t n_threads = 0;            // 0: the number of physical cores
     std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0 (the daemon passes its config)
-    uint64_t kv_budget_bytes = 0;     // 0: the engine picks (a fraction of free memory)
+    uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/memory_limit.h)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
     std::string slot_dir;             // KV slots persist under this directory; "": not at all

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include "daemon/memory_limit.h"
 #include "daemon/model_service.h"
 #include "inference/completion_rules.h"
 #include "inference/fim.h"
@@ -32,11 +33,6 @@ stop_reason to_stop_reason(inference::finish_reason r) {
         case inference::finish_reason::cancelled: return stop_reason::cancelled;
     }
     return stop_reason::end_of_generation;
-}
-
-uint64_t physical_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
 }
 
 // Drops whole lines from the far ends of the window until the prompt fits max_tokens:
@@ -95,7 +91,7 @@ bool drop_far_lines(inference::fim_input & in) {
 
 class engine_model_service final : public model_service {
 public:
-    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget,
+    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget, const memory_limit & limit,
                          std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget)
         : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget),
           store_(std::move(store)), slot_disk_budget_(slot_disk_budget) {
@@ -109,6 +105,8 @@ public:
         base_status_.n_ctx = lm_->n_ctx();
         base_status_.cache_type = std::string(kernels::tensor_type_info(lm_->cache_type()).name);
         base_status_.kv_budget_bytes = kv_budget;
+        base_status_.memory_limit_bytes = limit.bytes;
+        base_status_.memory_limit_source = limit.source;
         const uint64_t full_slot = sessions_.bytes_for_positions(lm_->n_ctx());
         base_status_.n_slots_max = static_cast<int32_t>(full_slot ? kv_budget / full_slot : 0);
         base_status_.n_threads = lm_->pool().n_threads();
@@ -347,18 +345,21 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     lo.n_ctx = opts.n_ctx;
     auto lm = inference::loaded_model::load(lo);
     if (!lm) return lm.error();
+    const memory_limit limit = process_memory_limit();
+    const auto & hp = (*lm)->mdl().hp();
+    const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
+                              static_cast<uint64_t>((*lm)->n_ctx());
+    // Measured now that the model is mapped and the engine's scratch buffers exist.
+    const memory_use use = process_memory_use((*lm)->file().file_size());
     uint64_t budget = opts.kv_budget_bytes;
     if (budget == 0) {
-        // Default: a quarter of the memory the mapped weights leave, at most 1 GiB (room for
-        // many files at a few MB each), and never less than one full-context slot.
-        const uint64_t phys = physical_memory_bytes();
-        const uint64_t weights = (*lm)->file().file_size();
-        const uint64_t left = phys > weights ? phys - weights : 0;
-        budget = std::min<uint64_t>(phys ? left / 4 : (1ull << 30), 1ull << 30);
-        const auto & hp = (*lm)->mdl().hp();
-        const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
-                                  static_cast<uint64_t>((*lm)->n_ctx());
-        budget = std::max(budget, one_slot);
+        budget = default_kv_budget(limit, use, one_slot);
+    } else if (const uint64_t room = kv_room_bytes(limit, use);
+               limit.kind != memory_limit_kind::physical && budget > room) {
+        // A process limit is a hard wall: a budget past it would get the daemon killed.
+        spdlog::warn("--kv-budget {} MiB does not fit under the memory limit of {} MiB ({}): using {} MiB",
+                     budget >> 20, limit.bytes >> 20, limit.source, room >> 20);
+        budget = room;
     }
     std::unique_ptr<inference::slot_store> store;
     if (!opts.slot_dir.empty()) {
@@ -367,7 +368,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
         store = std::make_unique<inference::slot_store>(opts.slot_dir, *id);
     }
     return std::unique_ptr<model_service>(
-        new engine_model_service(std::move(*lm), budget, std::move(store), opts.slot_disk_budget_bytes));
+        new engine_model_service(std::move(*lm), budget, limit, std::move(store), opts.slot_disk_budget_bytes));
 }
 
 }  // namespace hearth::daemon

@@ -71,6 +71,8 @@ lsp::status_result services::status() const {
         s.cacheSlotsUsed = static_cast<uint32_t>(m.n_slots);
         s.promptTokensPerSecond = m.prompt_tokens_per_s;
         s.decodeTokensPerSecond = m.generate_tokens_per_s;
+        extra["memoryLimitBytes"] = m.memory_limit_bytes;
+        extra["memoryLimitSource"] = m.memory_limit_source;
         extra["architecture"] = m.architecture;
         extra["cacheType"] = m.cache_type;
         extra["contextLength"] = m.n_ctx;

@@ -89,6 +89,28 @@ describe('documents and completion', () => {
     assert.equal(st2.completionsRejected, st.completionsRejected + 1);
     sock.destroy();
   });
+
+  // The text is computed where the position lands after clamping (past the end) or snapping
+  // (inside a surrogate pair); the items' range must say that place, not echo the request.
+  for (const [name, position, expected] of [
+    ['a position far past the end', { line: 1000000, character: 1000000 }, { line: 5, character: 4 }],
+    ['a character past the line end', { line: 0, character: 500 }, { line: 0, character: 16 }],
+    ['a position inside a surrogate pair', { line: 1, character: 13 }, { line: 1, character: 12 }],
+  ]) {
+    test(`inline completion at ${name} answers with the position it was computed for`, async () => {
+      const { conn, sock } = await connectClient(d);
+      await initialize(conn);
+      const doc = `file:///work/range-${position.line}-${position.character}.py`;
+      await conn.sendNotification(DidOpenTextDocumentNotification.type,
+        { textDocument: { uri: doc, languageId: 'python', version: 1, text } });
+      const r = await conn.sendRequest(InlineCompletionRequest.type, {
+        textDocument: { uri: doc }, position, context: { triggerKind: INVOKED },
+      });
+      assert.ok(Array.isArray(r.items) && r.items.length >= 1, JSON.stringify(r));
+      for (const item of r.items) assert.deepEqual(item.range, { start: expected, end: expected });
+      sock.destroy();
+    });
+  }
 });
 
 describe('chat', () => {

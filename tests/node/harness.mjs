@@ -16,10 +16,13 @@ if (!HEARTH_BIN || !HEARTH_MODEL) throw new Error('set HEARTH_BIN (the built hea
 // Resolves when the daemon logs that it listens on TCP (it logs the Unix socket first).
 // The tiny model's head size (8) is too small for a q8_0 KV cache: f16 it is; it has no
 // chat template: chatml formats its conversations.
-export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"\nchat-template = "chatml"\n') {
+// `wrap`: a shell script that ends by exec'ing "$0" "$@" (the daemon and its arguments), to
+// start it under a resource limit or in a cgroup.
+export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"\nchat-template = "chatml"\n',
+                                  { wrap = null, model = HEARTH_MODEL } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-node-'));
   const runtimeDir = path.join(dir, 'run');
-  const args = ['daemon', '--model', HEARTH_MODEL, '--runtime-dir', runtimeDir, '--tcp', '0',
+  const args = ['daemon', '--model', model, '--runtime-dir', runtimeDir, '--tcp', '0',
                 '--slot-dir', path.join(dir, 'slots'),
                 '--log-file', 'none', '--log-level', 'info', '--threads', '2'];
   if (configText !== null) {
@@ -30,7 +33,9 @@ export async function startDaemon(extraArgs = [], configText = 'cache-type = "f1
     args.push('--config', path.join(dir, 'no-such-config.toml'));
     fs.writeFileSync(path.join(dir, 'no-such-config.toml'), '');
   }
-  const child = spawn(HEARTH_BIN, args.concat(extraArgs), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = wrap
+    ? spawn('sh', ['-c', wrap, HEARTH_BIN, ...args, ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(HEARTH_BIN, args.concat(extraArgs), { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   let stdout = '';
   child.stdout.on('data', (d) => { stdout += d; });
@@ -50,10 +55,8 @@ export async function startDaemon(extraArgs = [], configText = 'cache-type = "f1
     token: () => fs.readFileSync(path.join(runtimeDir, 'hearth.token'), 'utf8').trim(),
     stderr: () => stderr,
     stdout: () => stdout,
-    rssKiB: () => {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      return m ? Number(m[1]) : NaN;
-    },
+    rssKiB: () => statusKiB(child.pid, 'VmRSS'),
+    vmKiB: () => statusKiB(child.pid, 'VmSize'),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const r = await exited;
@@ -61,6 +64,11 @@ export async function startDaemon(extraArgs = [], configText = 'cache-type = "f1
       return r;
     },
   };
+}
+
+function statusKiB(pid, field) {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : NaN;
 }
 
 export function connectSocket(d, { tcp = false } = {}) {
