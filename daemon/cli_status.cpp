@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <boost/json.hpp>
+#include <poll.h>
 #include <unistd.h>
 
 #include "daemon/cli_commands.h"
@@ -25,6 +26,8 @@
 
 namespace hearth::daemon {
 namespace {
+
+constexpr int k_answer_timeout_ms = 10000;
 
 struct status_flags {
     std::optional<std::string> socket, runtime_dir, config;
@@ -64,6 +67,11 @@ result<boost::json::value> reply_to(int fd, int64_t id, reply_reader & in) {
             if (mid && mid->is_int64() && mid->as_int64() == id) return v;
             if (auto why = shown_error(v.as_object()); !why.empty()) in.refusal = why;
         }
+        // A daemon that is stopped (SIGSTOP) or wedged must not hang the command.
+        pollfd p{fd, POLLIN, 0};
+        const int ready = ::poll(&p, 1, k_answer_timeout_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready == 0) return fail("the daemon did not answer within ", k_answer_timeout_ms / 1000, " s");
         char chunk[65536];
         const ssize_t n = ::read(fd, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR) continue;

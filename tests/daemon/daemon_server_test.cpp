@@ -355,6 +355,7 @@ TEST_CASE("daemon: a client vanishing mid-stream frees its work", "[daemon][tran
 TEST_CASE("daemon: a slow sender is disconnected after the partial-message timeout", "[daemon][transport]") {
     daemon_config cfg;
     cfg.limits.partial_message_timeout_ms = 300;
+    cfg.limits.auth_timeout_ms = 300;
     running_daemon d(cfg);
     auto c = d.unix_client();
     initialize(c);
@@ -364,7 +365,7 @@ TEST_CASE("daemon: a slow sender is disconnected after the partial-message timeo
     const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     CHECK(ms >= 250);
     CHECK(ms < 2000);
-    // TCP: the auth message has the same deadline.
+    // TCP: the auth message has its own deadline (limits.auth-timeout-ms), here as short.
     auto t = d.tcp_client(false);
     REQUIRE(t.send_raw("Content-Len"));
     CHECK(t.wait_closed(3s));
