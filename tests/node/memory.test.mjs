@@ -13,7 +13,7 @@ const MiB = 1024 * 1024;
 const N_DOCS = 300;
 // About 300 prompt tokens each on the tiny model: 300 documents want some 40 MiB of KV slots.
 const body = (k) => Array.from({ length: 12 }, (_, i) => `line ${i} of document ${k}: once upon a time`).join('\n') + '\n';
-const config = 'cache-type = "f16"\nchat-template = "chatml"\n[limits]\nmax-documents = 1000\n' +
+const config = 'cache-type = "f16"\nchat-template = "llama2"\n[limits]\nmax-documents = 1000\n' +
                '[completion]\ndebounce-ms = 0\nprefetch = false\n';
 
 // Each document opened and completed once: N_DOCS slots wanted, far more than the limit holds.
