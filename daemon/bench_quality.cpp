@@ -14,11 +14,18 @@
 namespace hearth::daemon {
 namespace {
 
-// Where the bench's scripts and task list live: the source tree this executable was built
-// from, unless $HEARTH_BENCH_QUALITY_DIR names another copy.
-std::string bench_dir() {
+// Where the bench's scripts and task list live: $HEARTH_BENCH_QUALITY_DIR, else beside an
+// installed executable (<prefix>/share/hearth/bench/quality), else the source tree of a build
+// folder inside it (<source>/build/daemon/hearth). No source path is compiled in: the
+// installed binary must not point into the tree it was built from.
+std::string bench_dir(const std::filesystem::path & self) {
     if (const char * d = std::getenv("HEARTH_BENCH_QUALITY_DIR"); d && *d) return d;
-    return HEARTH_BENCH_QUALITY_DIR;
+    const auto bin = self.parent_path();
+    for (const auto & dir : {bin / ".." / "share" / "hearth" / "bench" / "quality", bin / ".." / ".." / "bench" / "quality"}) {
+        std::error_code ec;
+        if (std::filesystem::exists(dir / "run_quality.py", ec)) return std::filesystem::weakly_canonical(dir, ec).string();
+    }
+    return {};
 }
 
 // Runs argv, waits, and returns its exit status (127 when it could not start).
@@ -69,7 +76,14 @@ void add_bench_quality_command(CLI::App & bench, cli_state & state) {
         std::error_code ec;
         const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
         if (ec) { std::fprintf(stderr, "hearth bench quality: cannot find this executable: %s\n", ec.message().c_str()); state.exit_code = 1; return; }
-        const std::string dir = bench_dir();
+        const std::string dir = bench_dir(self);
+        if (dir.empty()) {
+            std::fprintf(stderr, "hearth bench quality: cannot find the bench's scripts (run_quality.py) beside %s; "
+                                 "set HEARTH_BENCH_QUALITY_DIR to the bench/quality folder of a hearth source tree\n",
+                         self.c_str());
+            state.exit_code = 2;
+            return;
+        }
         std::vector<std::string> argv{"python3", dir + "/run_quality.py", "--hearth", self.string(), "--model", *path,
                                       "--limit", std::to_string(f->limit), "--sides", f->sides, "--threads", std::to_string(f->threads)};
         auto add = [&argv](const char * flag, const std::string & v) { if (!v.empty()) { argv.push_back(flag); argv.push_back(v); } };
