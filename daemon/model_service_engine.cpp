@@ -111,9 +111,10 @@ public:
             if (!seq) return seq.error();
             std::vector<float> logits;
             auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
-                                         inference::prefill_options{true, req.chunk_reuse_min});
+                                         inference::prefill_options{true, req.chunk_reuse_min, stop});
             if (!pf) return pf.error();
             sessions_.record(*pf);
+            if (pf->stopped) break;   // cancelled mid-prompt: the worker is free at once
             if (c == 0) {
                 out.timings.n_prompt_tokens = pf->n_prompt;
                 out.timings.n_cached_tokens = pf->n_reused;
@@ -166,9 +167,15 @@ public:
         log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits);
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
         if (!pf) return pf.error();
         sessions_.record(*pf);
+        if (pf->stopped) {
+            chat_answer out;
+            out.stop = stop_reason::cancelled;
+            publish(std::nullopt);
+            return out;
+        }
         inference::generation_params params;
         params.n_predict = req.n_predict;
         params.time_budget = req.time_budget;
