@@ -6,7 +6,6 @@
 #include <mutex>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "daemon/memory_limit.h"
 #include "daemon/model_service.h"
@@ -285,6 +284,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
                      budget >> 20, limit.bytes >> 20, limit.source, room >> 20);
         budget = room;
     }
+    spdlog::info("memory limit {} MiB ({}); KV budget {} MiB", limit.bytes >> 20, limit.source, budget >> 20);
     std::unique_ptr<inference::slot_store> store;
     if (!opts.slot_dir.empty()) {
         auto id = inference::identify_model(opts.model_path);
