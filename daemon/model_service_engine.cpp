@@ -6,7 +6,6 @@
 #include <mutex>
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include "daemon/memory_limit.h"
 #include "daemon/model_service.h"
@@ -140,9 +139,10 @@ public:
             if (!seq) return seq.error();
             std::vector<float> logits;
             auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
-                                         inference::prefill_options{true, req.chunk_reuse_min});
+                                         inference::prefill_options{true, req.chunk_reuse_min, stop});
             if (!pf) return pf.error();
             sessions_.record(*pf);
+            if (pf->stopped) break;   // cancelled mid-prompt: the worker is free at once
             if (c == 0) {
                 out.timings.n_prompt_tokens = pf->n_prompt;
                 out.timings.n_cached_tokens = pf->n_reused;
@@ -208,9 +208,15 @@ public:
         log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits);
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
         if (!pf) return pf.error();
         sessions_.record(*pf);
+        if (pf->stopped) {
+            chat_answer out;
+            out.stop = stop_reason::cancelled;
+            publish(std::nullopt);
+            return out;
+        }
         inference::generation_params params;
         params.n_predict = req.n_predict;
         params.time_budget = req.time_budget;
@@ -361,6 +367,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
                      budget >> 20, limit.bytes >> 20, limit.source, room >> 20);
         budget = room;
     }
+    spdlog::info("memory limit {} MiB ({}); KV budget {} MiB", limit.bytes >> 20, limit.source, budget >> 20);
     std::unique_ptr<inference::slot_store> store;
     if (!opts.slot_dir.empty()) {
         auto id = inference::identify_model(opts.model_path);

@@ -97,6 +97,7 @@ lsp::status_result services::status() const {
     extra["chatsServed"] = chat_.served();
     extra["completionsPartiallyAccepted"] = feedback_.partially_accepted.load();
     extra["jobsRunning"] = st.running;
+    extra["jobsStarted"] = st.ran;
     extra["jobsCancelledQueued"] = st.cancelled_queued;
     extra["jobsCancelledRunning"] = st.cancelled_running;
     extra["jobsSuperseded"] = st.superseded;

@@ -146,7 +146,7 @@ private:
         inference::sequence & slot = **acquired;
         const auto t0 = clock_type::now();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_.eng(), slot, *prompt, logits, inference::prefill_options{ro_.reuse, ro_.chunk_min});
+        auto pf = inference::prefill(lm_.eng(), slot, *prompt, logits, inference::prefill_options{ro_.reuse, ro_.chunk_min, {}});
         if (!pf) return pf.error();
         inference::generation_params params;
         params.n_predict = ro_.n_predict;

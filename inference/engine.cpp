@@ -59,12 +59,13 @@ kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
     return kv_cache(type, hp.n_layer, hp.n_embd_kv(), n_ctx);
 }
 
-status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits) {
-    return eval_at(cache, tokens, cache.n_pos(), logits, all_logits);
+status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits,
+                    std::stop_token stop) {
+    return eval_at(cache, tokens, cache.n_pos(), logits, all_logits, std::move(stop));
 }
 
 status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
-                       bool all_logits) {
+                       bool all_logits, std::stop_token stop) {
     const hparams & hp = model_.hp();
     if (start_pos < 0 || start_pos > cache.n_pos())
         return fail("eval: start position ", start_pos, " is outside the valid positions [0, ", cache.n_pos(), "]");
@@ -79,22 +80,26 @@ status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32
 
     const size_t n_vocab = static_cast<size_t>(hp.n_vocab);
     logits.resize(all_logits ? tokens.size() * n_vocab : n_vocab);
+    // Each token's row is computed alone whatever the batch, so the smaller batches of a
+    // stoppable call change no result; they bound how long one layer of a batch runs.
+    const int32_t n_batch = stop.stop_possible() ? std::min(n_batch_, k_stoppable_batch) : n_batch_;
     for (size_t done = 0; done < tokens.size();) {
-        int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch_, tokens.size() - done));
+        int32_t n = static_cast<int32_t>(std::min<size_t>(n_batch, tokens.size() - done));
         // Never leave a last batch of one token: that one would be summed in the one-token
         // order (attention.h), and a prompt's result would depend on how it was cut.
         if (tokens.size() - done - n == 1 && n > 2) --n;
         const bool last_batch = done + n == tokens.size();
         float * out = all_logits ? logits.data() + done * n_vocab : (last_batch ? logits.data() : nullptr);
-        eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits);
+        if (!eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits, stop))
+            return fail("eval: stopped after ", done, " of ", tokens.size(), " tokens");
         done += n;
     }
     return {};
 }
 
 // One batch of n tokens through every layer: the forward pass as one story.
-void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
-                        bool all_logits) {
+bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
+                        bool all_logits, const std::stop_token & stop) {
     const hparams & hp = model_.hp();
     const int32_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv(), n_ff = hp.n_ff;
     for (int32_t t = 0; t < n; ++t) {
@@ -118,6 +123,8 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
 
     for (int32_t il = 0; il < hp.n_layer; ++il) {
+        // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
+        if (stop.stop_requested()) return false;
         const layer & L = model_.layers()[il];
 
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
@@ -167,6 +174,7 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
         });
         observe("ffn_inp", il, x_.data(), n_embd);
+        if (stop.stop_requested()) return false;   // and between a layer's two blocks
 
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
@@ -197,7 +205,7 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         observe("l_out", il, x_.data(), n_embd);
     }
     cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
-    if (!logits) return;
+    if (!logits) return true;
 
     // logits = output(norm(x)), for the last token only unless every position is wanted
     const int32_t first = all_logits ? 0 : n - 1;
@@ -208,6 +216,7 @@ void engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     mm_.set_activations(cur_.data(), n_out, n_embd);
     kernels::matmul(view(model_.output()), mm_, logits, pool_);
     if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
+    return true;
 }
 
 }  // namespace hearth::inference

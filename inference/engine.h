@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <stop_token>
 #include <string_view>
 #include <vector>
 
@@ -36,15 +37,23 @@ public:
     // Evaluates tokens at positions [cache.n_pos(), cache.n_pos() + tokens.size()).
     // logits: n_vocab floats for the last token, or tokens.size() * n_vocab with all_logits.
     // Errors: a token id outside the vocabulary, or the cache's context is full.
+    // Cancellation: `stop` is checked before each layer and between its attention and
+    // feed-forward blocks, and a stoppable prompt runs in batches of k_stoppable_batch, so a
+    // requested stop ends the call within about half a layer of a small batch: milliseconds. It then returns an error saying so (callers tell it
+    // from a failure by stop.stop_requested()), the cache's n_pos ends after the last batch
+    // that completed, every row before it final, and `logits` hold nothing. Not stopped, the
+    // result is bit for bit what it is without a stop token.
     status eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
-                bool all_logits = false);
+                bool all_logits = false, std::stop_token stop = {});
 
     // Evaluates tokens at positions [start_pos, start_pos + tokens.size()) with start_pos <=
     // cache.n_pos(): a token at p attends to rows [0, p] only, so valid rows past the batch
     // (a chunk moved there by kv_shift) are neither read nor touched. n_pos becomes
-    // max(n_pos, start_pos + tokens.size()). logits as eval() gives them.
+    // max(n_pos, start_pos + tokens.size()). logits as eval() gives them. Stopped, n_pos is
+    // max(n_pos, the end of the last completed batch); the rows of the batch it stopped in,
+    // and of the ones after it, hold garbage.
     status eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
-                   bool all_logits = false);
+                   bool all_logits = false, std::stop_token stop = {});
 
     // Sees each intermediate activation of eval(): its name (llama.cpp's graph names, e.g.
     // "attn_norm", "Qcur", "kqv_out", "l_out"; a suffix marks a later step on the same tensor,
@@ -56,8 +65,13 @@ public:
                                         int32_t width)>;
     void set_observer(observer obs) { observer_ = std::move(obs); }
 
+    // The batch a stoppable prompt is cut into: a stop lands within one layer of it.
+    static constexpr int32_t k_stoppable_batch = 32;
+
 private:
-    void eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits);
+    // false: stopped between two layers (the cache's n_pos is left as it was).
+    bool eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits,
+                    const std::stop_token & stop);
 
     const model & model_;
     kernels::thread_pool & pool_;

@@ -143,7 +143,11 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
         }
 
         if (seq.cache.n_pos() >= seq.cache.n_ctx()) { finish(finish_reason::context_full, out.text.size()); break; }
-        if (auto s = decode_one(eng, seq, tok, logits); !s) return s.error();
+        if (auto s = decode_one(eng, seq, tok, logits, stop); !s) {
+            if (!stop.stop_requested()) return s.error();
+            finish(finish_reason::cancelled, out.text.size());   // stopped between two layers
+            break;
+        }
     }
     return out;
 }

@@ -87,9 +87,17 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
         seq.cache.set_n_pos(static_cast<int32_t>(common));
         seq.tokens.resize(common);
         auto rest = prompt.subspan(common);
-        if (auto s = eng.eval(seq.cache, rest, logits); !s) {
-            seq.cache.set_n_pos(static_cast<int32_t>(common));  // eval checks before it writes
-            return s.error();
+        if (auto s = eng.eval(seq.cache, rest, logits, false, opts.stop); !s) {
+            // eval checks before it writes; stopped, it counts the batches that completed,
+            // each of two tokens or more (so batch rows).
+            const auto kept = static_cast<size_t>(seq.cache.n_pos());
+            seq.tokens.insert(seq.tokens.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(kept - common));
+            seq.n_batch_rows = static_cast<int32_t>(kept);
+            if (!opts.stop.stop_requested()) return s.error();
+            st.n_evaluated = static_cast<int32_t>(kept - common);
+            st.stopped = true;
+            st.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            return st;
         }
         seq.tokens.insert(seq.tokens.end(), rest.begin(), rest.end());
         st.n_evaluated = static_cast<int32_t>(rest.size());
@@ -110,10 +118,20 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
         auto eval_gap = [&](int32_t a, int32_t b) -> status {
             if (a >= b) return {};
             st.n_evaluated += b - a;
-            return eng.eval_at(seq.cache, prompt.subspan(a, b - a), a, logits);
+            return eng.eval_at(seq.cache, prompt.subspan(a, b - a), a, logits, false, opts.stop);
+        };
+        // Stopped in the gap at `a`: every row before it is final, the ones from it on are not.
+        auto stopped_at = [&](int32_t a) -> result<prefill_stats> {
+            seq.cache.set_n_pos(a);
+            seq.tokens.resize(static_cast<size_t>(a));
+            seq.n_batch_rows = a;
+            st.stopped = true;
+            st.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            return st;
         };
         for (const auto & c : chunks) {
             if (auto s = eval_gap(pos, c.dst); !s) {
+                if (opts.stop.stop_requested()) return stopped_at(pos);
                 seq.clear();
                 return s.error();
             }
@@ -123,6 +141,7 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
             pos = c.dst + c.n;
         }
         if (auto s = eval_gap(pos, n_prompt); !s) {  // never empty: chunks stop before the last token
+            if (opts.stop.stop_requested()) return stopped_at(pos);
             seq.clear();
             return s.error();
         }
@@ -132,9 +151,9 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
     return st;
 }
 
-status decode_one(engine & eng, sequence & seq, token_id tok, std::vector<float> & logits) {
+status decode_one(engine & eng, sequence & seq, token_id tok, std::vector<float> & logits, std::stop_token stop) {
     const token_id one[1] = {tok};
-    if (auto s = eng.eval(seq.cache, one, logits); !s) return s;
+    if (auto s = eng.eval(seq.cache, one, logits, false, std::move(stop)); !s) return s;
     seq.tokens.push_back(tok);
     return {};
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stop_token>
 #include <vector>
 
 #include "base/result.h"
@@ -34,6 +35,7 @@ struct sequence {
 struct prefill_options {
     bool reuse = true;       // keep the common prefix; off: a cold evaluation
     int32_t chunk_min = 0;   // > 0: also reuse moved runs of at least this many tokens
+    std::stop_token stop;    // requested: the evaluation stops within a layer (engine::eval)
 };
 
 // The chunk length the daemon uses when chunk reuse is on (docs/session-cache.md).
@@ -46,6 +48,7 @@ struct prefill_stats {
     int32_t n_chunks = 0;      // chunks moved
     int32_t n_evaluated = 0;   // positions computed now
     double t_ms = 0;
+    bool stopped = false;      // opts.stop was requested: the sequence holds a prefix, no logits
 };
 
 // A run of old tokens [src, src + n) found again at [dst, dst + n) of a new prompt.
@@ -67,15 +70,18 @@ std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::
 // one's logits are needed, and a lone token would be summed in the one-token order), and
 // positions computed by decode steps are never kept (see sequence::n_batch_rows).
 // With reuse off, the cache is cleared first (a cold evaluation). On an error the sequence
-// is left empty or holding a prefix of the prompt, never inconsistent.
+// is left empty or holding a prefix of the prompt, never inconsistent. Stopped (opts.stop),
+// it returns at once with `stopped` set and the sequence holding the prefix evaluated so
+// far, which the next prefill of the same document reuses.
 result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,
                               std::vector<float> & logits, const prefill_options & opts);
 inline result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const token_id> prompt,
                                      std::vector<float> & logits, bool reuse = true) {
-    return prefill(eng, seq, prompt, logits, prefill_options{reuse, 0});
+    return prefill(eng, seq, prompt, logits, prefill_options{reuse, 0, {}});
 }
 
-// Appends one token and leaves its logits in `logits`.
-status decode_one(engine & eng, sequence & seq, token_id tok, std::vector<float> & logits);
+// Appends one token and leaves its logits in `logits`. `stop` requested: an error, checked
+// between layers, with the sequence unchanged.
+status decode_one(engine & eng, sequence & seq, token_id tok, std::vector<float> & logits, std::stop_token stop = {});
 
 }  // namespace hearth::inference

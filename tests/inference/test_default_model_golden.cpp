@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stop_token>
 
 #include "inference/engine.h"
 #include "inference/gguf/gguf_file.h"
@@ -154,4 +155,35 @@ TEST_CASE("default model: prefix reuse after decode steps gives bitwise a cold e
     REQUIRE(st2.has_value());
     CHECK(st2->n_evaluated == 2);
     CHECK(std::memcmp(again.data(), cold_logits.data(), again.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("default model: a stoppable prompt (small batches, never stopped) gives bitwise the logits and KV of a plain one",
+          "[inference][golden][default-model][cancel]") {
+    // The tiny test model has f32 weights; the quantized matmul paths must not depend on the
+    // batch a row is computed in either.
+    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
+    if (!path || !*path) {
+        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
+        return;
+    }
+    auto tm = load_test_model(path);
+    kernels::thread_pool pool(2);
+    engine eng(tm.mdl, pool, 512);
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    const auto prompt = json_ids(golden.at("results").as_array()[0].at("prompt_tokens"));
+    REQUIRE(prompt.size() > 2 * static_cast<size_t>(engine::k_stoppable_batch));
+    std::stop_source never;
+    for (const auto type : {kernels::tensor_type::f16, kernels::tensor_type::q8_0}) {
+        INFO("cache " << kernels::tensor_type_info(type).name);
+        sequence plain(eng.make_cache(type, 1024)), stoppable(eng.make_cache(type, 1024));
+        std::vector<float> a, b;
+        REQUIRE(prefill(eng, plain, prompt, a, prefill_options{false, 0, {}}).has_value());
+        REQUIRE(prefill(eng, stoppable, prompt, b, prefill_options{false, 0, never.get_token()}).has_value());
+        CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+        for (int32_t il = 0; il < tm.mdl.hp().n_layer; ++il) {
+            CHECK(std::memcmp(plain.cache.k_data(il), stoppable.cache.k_data(il), plain.cache.row_bytes() * prompt.size()) == 0);
+            CHECK(std::memcmp(plain.cache.v_data(il), stoppable.cache.v_data(il), plain.cache.row_bytes() * prompt.size()) == 0);
+        }
+    }
 }

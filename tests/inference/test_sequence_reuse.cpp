@@ -192,7 +192,7 @@ TEST_CASE("chunk reuse moves rows to where a cold pass puts them (layer 0 depend
     sequence warm(t.eng->make_cache(type, 512));
     std::vector<float> logits;
     REQUIRE(prefill(*t.eng, warm, before, logits).has_value());
-    auto st = prefill(*t.eng, warm, after, logits, prefill_options{true, 32});
+    auto st = prefill(*t.eng, warm, after, logits, prefill_options{true, 32, {}});
     REQUIRE(st.has_value());
     CHECK(st->n_chunks == 2);
     CHECK(st->n_shifted == static_cast<int32_t>(after.size()) - 40 - 9 - 1);

@@ -108,8 +108,20 @@ function makeMemoryCgroup(limit) {
   return { skip: `no memory cgroup can be made here (${tried.join('; ') || 'no memory controller mounted'})` };
 }
 
+// The kernel may still hold the cgroup for a moment after its last process exited.
+async function removeCgroup(dir) {
+  for (let i = 0; ; ++i) {
+    try { fs.rmdirSync(dir); return; } catch (e) {
+      if (e.code === 'ENOENT') return;
+      if (i >= 100) throw new Error(`cannot remove the test cgroup ${dir}: ${e.message}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const cgroupLimit = 64 * MiB;
 const cg = makeMemoryCgroup(cgroupLimit);
+process.on('exit', () => { if (cg.dir) try { fs.rmdirSync(cg.dir); } catch {} });
 test('in a cgroup with a small memory limit: found, reported, slots evicted, never OOM-killed',
      { timeout: 240000, skip: cg.skip ?? false }, async () => {
   const d = await startDaemon([], config, { wrap: `echo $$ > ${cg.dir}/cgroup.procs && exec "$0" "$@"` });
@@ -119,7 +131,7 @@ test('in a cgroup with a small memory limit: found, reported, slots evicted, nev
     assert.ok(st.memoryLimitSource.includes(cg.file), st.memoryLimitSource);
   } finally {
     const r = await d.stop();
-    try { fs.rmdirSync(cg.dir); } catch {}
+    await removeCgroup(cg.dir);
     assert.equal(r.code, 0, `${JSON.stringify(r)}\n${d.stderr()}`);
   }
 });
