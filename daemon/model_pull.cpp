@@ -130,7 +130,7 @@ result<pull_outcome> pull_url(const pull_options & opts, const std::string & url
     std::error_code ec;
     if (!opts.force && fs::exists(final_path, ec)) {
         const std::string stamp = read_verified_stamp(final_path);
-        if (opts.sha256.empty() || stamp == opts.sha256)
+        if (opts.sha256.empty() || stamp == lower(opts.sha256))
             return pull_outcome{name, final_path, stamp, !stamp.empty(), true};
         std::fprintf(out, "%s is in the cache with another hash than --sha256: downloading again\n", name.c_str());
     }
