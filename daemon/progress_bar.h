@@ -19,6 +19,7 @@ public:
     progress_bar(std::FILE * out, std::string label, uint64_t start_bytes = 0);
     void update(uint64_t done_bytes, std::optional<uint64_t> total_bytes);
     void finish(uint64_t done_bytes);   // the last line, with the average rate
+    void abandon();                     // ends a redrawn line, so an error starts on its own
 
     static std::string human_bytes(uint64_t n);   // "241.4 MiB"
 

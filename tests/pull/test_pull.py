@@ -173,6 +173,8 @@ class PullTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assertIn(f"HTTP 404 from {self.server.base}/m/missing.gguf (not found", r.stderr)
         self.assertFalse((self.models_dir() / "missing.gguf").exists())
+        # Nothing to resume from: no empty partial file, no downloads folder left behind.
+        self.assertFalse((self.cache / "hearth" / "downloads").exists())
 
     def test_stalled_server_times_out_with_a_clear_message(self):
         self.server.routes["/m/stall.gguf"] = Route(MODEL, stall=True)
