@@ -322,6 +322,10 @@ def llama_worker(spec_path):
     L.llama_backend_init()
     mparams = L.llama_model_default_params()
     mparams.n_gpu_layers = 0
+    # No extra weight buffers (AMX, repacked layouts): on a VM that reports AMX, this build's
+    # AMX path crashes in the first llama_decode of a Q4_K model. The answers do not depend on
+    # the layout; only llama.cpp's speed does.
+    mparams.use_extra_bufts = False
     model = L.llama_model_load_from_file(spec["model"].encode(), mparams)
     if not model:
         raise SystemExit(f"llama.cpp could not load {spec['model']}")
