@@ -52,8 +52,8 @@ void add_bench_quality_command(CLI::App & bench, cli_state & state) {
     auto * cmd = bench.add_subcommand("quality",
                                       "Fill-in-the-middle quality on real code through the daemon's LSP path, beside llama.cpp");
     struct flags {
-        std::string model, tasks, sides = "hearth,llama.cpp", json, llama_python;
-        std::vector<std::string> langs, kinds, daemon_args;
+        std::string model, tasks, sides = "hearth,llama.cpp", json, llama_python, daemon_log;
+        std::vector<std::string> langs, kinds, daemon_args, settings;
         int limit = 80, threads = 0;
         bool busy = false, verbose = false;
     };
@@ -68,7 +68,10 @@ void add_bench_quality_command(CLI::App & bench, cli_state & state) {
     cmd->add_option("-t,--threads", f->threads, "llama.cpp's threads (0: every CPU it may use)")->capture_default_str();
     cmd->add_option("--llama-python", f->llama_python, "python of the llama-cpp-python environment (default: .venv-llamacpp)");
     cmd->add_option("--daemon-arg", f->daemon_args, "extra argument for `hearth daemon` (repeatable)")->allow_extra_args(false);
+    cmd->add_option("--setting", f->settings, "a daemon setting SECTION.KEY=VALUE, e.g. completion.time-budget-ms=60000 (default: all defaults)")
+        ->allow_extra_args(false);
     cmd->add_option("--json", f->json, "also write every answer and the summary to this file");
+    cmd->add_option("--daemon-log", f->daemon_log, "keep the daemon's log (at debug level) in this file");
     cmd->add_flag("-v,--verbose", f->verbose, "print every answer next to the expected one");
     cmd->callback([&state, f] {
         auto path = resolve_model_path(f->model);
@@ -90,9 +93,11 @@ void add_bench_quality_command(CLI::App & bench, cli_state & state) {
         add("--tasks", f->tasks);
         add("--json", f->json);
         add("--llama-python", f->llama_python);
+        add("--daemon-log", f->daemon_log);
         for (const auto & l : f->langs) add("--lang", l);
         for (const auto & k : f->kinds) add("--kind", k);
         for (const auto & a : f->daemon_args) argv.push_back("--daemon-arg=" + a);
+        for (const auto & a : f->settings) add("--setting", a);
         if (f->busy) argv.push_back("--busy");
         if (f->verbose) argv.push_back("--verbose");
         state.exit_code = run_and_wait(argv);

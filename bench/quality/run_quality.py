@@ -128,7 +128,9 @@ class lsp_connection:
         self.next_id = 1
 
     def send(self, method, params, request=True):
-        msg = {"jsonrpc": "2.0", "method": method, "params": params}
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
         if request:
             msg["id"] = self.next_id
             self.next_id += 1
@@ -173,11 +175,12 @@ class lsp_connection:
 class hearth_daemon:
     """A private `hearth daemon` on its own socket, every setting at its default."""
 
-    def __init__(self, hearth, model, workdir, extra_args, log_level):
+    def __init__(self, hearth, model, workdir, extra_args, log_level, settings):
         self.dir = workdir
         self.socket = os.path.join(workdir, "hearth.sock")
         config = os.path.join(workdir, "config.toml")
-        open(config, "w").close()
+        with open(config, "w") as f:
+            f.write(config_toml(settings))
         os.makedirs(os.path.join(workdir, "run"), mode=0o700, exist_ok=True)
         cmd = [hearth, "daemon", "--model", model, "--socket", self.socket, "--runtime-dir", os.path.join(workdir, "run"),
                "--slot-dir", os.path.join(workdir, "slots"), "--config", config, "--log-file", "none",
@@ -209,6 +212,21 @@ class hearth_daemon:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+def config_toml(settings):
+    """The daemon's config file from SECTION.KEY=VALUE settings (none: every default)."""
+    sections = {}
+    for item in settings:
+        key, eq, value = item.partition("=")
+        section, dot, name = key.rpartition(".")
+        if not eq or not name:
+            raise bench_error(f"--setting {item!r}: expected SECTION.KEY=VALUE, e.g. completion.time-budget-ms=60000")
+        if not (value in ("true", "false") or value.lstrip("-").replace(".", "", 1).isdigit()):
+            value = json.dumps(value)
+        sections.setdefault(section, []).append(f"{name} = {value}")
+    out = "".join(f"{line}\n" for line in sections.pop("", []))
+    return out + "".join(f"[{sec}]\n" + "".join(f"{line}\n" for line in lines) for sec, lines in sections.items())
 
 
 LANGUAGE_ID = {"python": "python", "cpp": "cpp"}
@@ -252,7 +270,8 @@ def ask_hearth(daemon, task, timeout_s):
 
 
 def run_hearth(args, tasks, workdir):
-    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg, "debug" if args.daemon_log else "warn")
+    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg, "debug" if args.daemon_log else "warn",
+                           args.setting)
     out = {}
     try:
         for i, t in enumerate(tasks):
@@ -303,6 +322,10 @@ def llama_worker(spec_path):
     L.llama_backend_init()
     mparams = L.llama_model_default_params()
     mparams.n_gpu_layers = 0
+    # No extra weight buffers (AMX, repacked layouts): on a VM that reports AMX, this build's
+    # AMX path crashes in the first llama_decode of a Q4_K model. The answers do not depend on
+    # the layout; only llama.cpp's speed does.
+    mparams.use_extra_bufts = False
     model = L.llama_model_load_from_file(spec["model"].encode(), mparams)
     if not model:
         raise SystemExit(f"llama.cpp could not load {spec['model']}")
@@ -442,13 +465,34 @@ class syntax_checker:
 
 def score(task, r, parses):
     if "error" in r:
-        return {"id": task["id"], "error": r["error"], "exact": False, "parses": False, "similarity": 0.0,
-                "empty": True, "ms": r.get("ms")}
+        return {"id": task["id"], "error": r["error"], "exact": False, "diagnosis": "empty", "parses": False,
+                "similarity": 0.0, "empty": True, "ms": r.get("ms")}
     inserted = r["inserted"]
     filled = r["filled"]
-    return {"id": task["id"], "inserted": inserted, "exact": filled == task["original"],
+    exact = filled == task["original"]
+    return {"id": task["id"], "inserted": inserted, "exact": exact, "diagnosis": diagnose(inserted, task["truth"], exact),
             "parses": inserted != "" and parses(task, filled), "similarity": difflib.SequenceMatcher(None, inserted, task["truth"]).ratio(),
             "empty": inserted == "", "ms": r["ms"]}
+
+
+DIAGNOSES = ("exact", "empty", "newline", "short", "long", "other")
+
+
+def diagnose(inserted, truth, exact):
+    """How an answer relates to the expected text: exact; empty; newline (equal but for
+    whitespace at its ends, e.g. a whole line without its newline); short (a strict prefix of
+    the expected text: cut early); long (the expected text and more); other."""
+    if exact:
+        return "exact"
+    if not inserted:
+        return "empty"
+    if inserted.strip() == truth.strip():
+        return "newline"
+    if truth.startswith(inserted) or truth.strip().startswith(inserted.strip()):
+        return "short"
+    if inserted.startswith(truth) or inserted.strip().startswith(truth.strip()):
+        return "long"
+    return "other"
 
 
 def summarize(scores, tasks):
@@ -469,9 +513,20 @@ def summarize(scores, tasks):
                      "similarity": sum(s["similarity"] for s in g) / len(g),
                      "non_empty": sum(not s["empty"] for s in g) / len(g),
                      "errors": sum("error" in s for s in g),
+                     "diagnoses": {d: sum(s.get("diagnosis") == d for s in g) for d in DIAGNOSES},
                      "ms_median": statistics.median(ms) if ms else None,
                      "ms_p90": sorted(ms)[min(len(ms) - 1, int(0.9 * len(ms)))] if ms else None}
     return out
+
+
+def print_diagnoses(summaries):
+    print("answers that are not exact, by how they differ (single-line / multi-line):")
+    for side, summ in summaries.items():
+        parts = []
+        for d in DIAGNOSES[1:]:
+            parts.append(f"{d} {summ.get('single_line', {}).get('diagnoses', {}).get(d, 0)}/"
+                         f"{summ.get('multi_line', {}).get('diagnoses', {}).get(d, 0)}")
+        print(f"  {side:<10} " + ", ".join(parts))
 
 
 def print_table(summaries):
@@ -517,6 +572,8 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="llama.cpp's threads (0: every CPU this process may use)")
     ap.add_argument("--llama-python", default=default_llama_python(), help="python of .venv-llamacpp")
     ap.add_argument("--daemon-arg", action="append", default=[], help="extra argument for hearth daemon; repeatable")
+    ap.add_argument("--setting", action="append", default=[],
+                    help="a daemon setting SECTION.KEY=VALUE in its config file (default: none, all defaults); repeatable")
     ap.add_argument("--daemon-log", help="keep the daemon's log (at debug level) in this file")
     ap.add_argument("--request-timeout", type=float, default=120, help="seconds one LSP request may take")
     ap.add_argument("--json", help="write every task's answers and the summary to this file")
@@ -532,7 +589,7 @@ def main():
     if not tasks:
         raise bench_error("no task matches")
     say(f"{len(tasks)} tasks from {args.tasks} (version {header['version']}, seed {header['seed']}); model {args.model}"
-        + ("; busy neighbour" if args.busy else ""))
+        + ("; busy neighbour" if args.busy else "") + "".join(f"; {s}" for s in args.setting))
     parses = syntax_checker()
     results, summaries, hearth_status = {}, {}, None
     with tempfile.TemporaryDirectory(prefix="hearth-bench-quality-") as workdir:
@@ -556,9 +613,10 @@ def main():
                 print(f"    {side:<10} {'exact ' if s['exact'] else 'parses' if s['parses'] else 'FAILS '} "
                       f"{s.get('inserted', s.get('error'))!r}")
     print_table(summaries)
+    print_diagnoses(summaries)
     if args.json:
         doc = {"task_list": {"path": args.tasks, **header}, "tasks_run": len(tasks), "model": args.model,
-               "busy_neighbour": args.busy, "summary": summaries, "hearth_status": hearth_status,
+               "busy_neighbour": args.busy, "settings": args.setting, "summary": summaries, "hearth_status": hearth_status,
                "tasks": [{"id": t["id"], "lang": t["lang"], "kind": t["kind"], "path": t["abs_path"],
                           "expected": t["truth"], **{side: results[side][i] for side in sides}}
                          for i, t in enumerate(tasks)]}
