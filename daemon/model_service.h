@@ -43,6 +43,7 @@ enum class stop_reason {
     stop_rule,          // a line/indentation rule of the completion mode ended it
     cancelled,          // `stop` was requested
 };
+inline constexpr size_t k_n_stop_reasons = 6;
 std::string_view stop_reason_name(stop_reason r);
 
 // single_line: stop at the first newline (cursor mid-line, or a plain statement).
