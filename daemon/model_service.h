@@ -71,7 +71,7 @@ struct fim_request {
     //    longer at the measured prompt speed, the window loses lines at its far ends first.
     //  - time_budget: generating each candidate, from its first token. A line it interrupts
     //    is finished, up to time_cap from the candidate's start.
-    std::chrono::milliseconds prompt_budget{1000};
+    std::chrono::milliseconds prompt_budget{3000};
     std::chrono::milliseconds time_budget{1000};
     std::chrono::milliseconds time_cap{4000};
     int32_t n_candidates = 1;                // >1: distinct candidates, best first
