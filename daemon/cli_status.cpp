@@ -106,6 +106,30 @@ std::string str(const boost::json::object & o, const char * k) {
     return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
+// "3 end_of_generation, 1 time_cap" from {"end_of_generation": 3, "time_cap": 1, ...}; zeros left out.
+std::string counts(const boost::json::object & o, const char * key) {
+    const auto * v = o.if_contains(key);
+    std::string out;
+    if (!v || !v->is_object()) return "none";
+    for (const auto & [name, n] : v->as_object()) {
+        const double x = n.is_number() ? n.to_number<double>() : 0;
+        if (x <= 0) continue;
+        out += (out.empty() ? "" : ", ") + std::to_string(static_cast<uint64_t>(x)) + " " + std::string(name);
+    }
+    return out.empty() ? "none" : out;
+}
+
+// Why answers came back cut, trimmed or empty (completion_service::outcomes_json).
+void print_outcomes(const boost::json::object & s) {
+    const auto * v = s.if_contains("completionOutcomes");
+    if (!v || !v->is_object()) return;
+    const auto & o = v->as_object();
+    std::printf("completion ends    %s\n", counts(o, "ends").c_str());
+    std::printf("cleanup cut        %s\n", counts(o, "trimmed").c_str());
+    std::printf("empty answers      %.0f (%s)\n", num(o, "empty"), counts(o, "emptyBecause").c_str());
+    std::printf("prompt windows     %.0f shortened for the prompt budget\n", num(s, "promptWindowsShortened"));
+}
+
 void print_status(const boost::json::object & s) {
     const double mib = 1024.0 * 1024.0;
     std::printf("hearth %s\n", str(s, "version").c_str());
@@ -125,6 +149,7 @@ void print_status(const boost::json::object & s) {
     std::printf("completions        %.0f served (%.0f from the suggestion memory, %.0f prefetched), last %.1f ms\n",
                 num(s, "completionsServed"), num(s, "completionsFromMemory"), num(s, "completionsPrefetched"),
                 num(s, "lastCompletionMs"));
+    print_outcomes(s);
     std::printf("last request       %.0f prompt tokens (%.0f cached), %.0f generated; %.1f prompt t/s, %.1f generation t/s\n",
                 num(s, "lastPromptTokens"), num(s, "lastCachedTokens"), num(s, "lastGeneratedTokens"),
                 num(s, "promptTokensPerSecond"), num(s, "decodeTokensPerSecond"));

@@ -6,7 +6,6 @@
 #include <boost/json/object.hpp>
 #include <spdlog/spdlog.h>
 
-#include "daemon/fim_window.h"
 #include "daemon/request_job.h"
 
 namespace hearth::daemon {
@@ -115,15 +114,8 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         }
         last_ms_.store(ms);
         ++served_;
-        std::vector<std::string> inserts;
-        for (const auto & cand : r->candidates) {
-            std::string insert = trim_completion(cand.text, req.prefix, req.suffix, req.mode);
-            if (!insert.empty() && std::find(inserts.begin(), inserts.end(), insert) == inserts.end())
-                inserts.push_back(std::move(insert));
-        }
+        const std::vector<std::string> inserts = clean_and_record(req, *r, ms);
         auto list = make_list(req.uri, inserts, selected, replace, first_item_id);
-        spdlog::debug("inline completion {}: {} item(s) in {:.1f} ms ({} prompt tokens, {} cached, {} generated)", req.uri,
-                      list.items.size(), ms, r->timings.n_prompt_tokens, r->timings.n_cached_tokens, r->timings.n_generated);
         // Remembered before the reply goes out: the client's next keystroke may arrive at once.
         const bool keep = selected.empty() && !inserts.empty();
         if (keep && settings_.typed_ahead) memory_.remember(key, before, after, inserts);
@@ -131,6 +123,48 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
         if (keep && settings_.prefetch) submit_prefetch(owner, req, before, after, inserts.front());
     };
     submit_request_job(sched_, std::move(j), ctx, out);
+}
+
+std::vector<std::string> completion_service::clean_and_record(const fim_request & req, const completion & r, double ms) {
+    std::vector<std::string> inserts;
+    cleaned_completion first;
+    for (size_t k = 0; k < r.candidates.size(); ++k) {
+        cleaned_completion cleaned = clean_completion(r.candidates[k].text, req.prefix, req.suffix, req.mode);
+        if (k == 0) first = cleaned;
+        if (!cleaned.text.empty() && std::find(inserts.begin(), inserts.end(), cleaned.text) == inserts.end())
+            inserts.push_back(std::move(cleaned.text));
+    }
+    std::string why;
+    if (!r.candidates.empty()) {
+        const auto & c0 = r.candidates.front();
+        ++ends_[static_cast<size_t>(c0.stop)];
+        why = fmt::format("first candidate {} bytes, ended by {}", c0.text.size(), stop_reason_name(c0.stop));
+        if (first.cut != cleanup_filter::none) {
+            ++trimmed_[static_cast<size_t>(first.cut)];
+            why += fmt::format(", cut by the cleanup's {} filter", cleanup_filter_name(first.cut));
+        }
+    }
+    if (inserts.empty()) {
+        ++empty_;
+        ++emptied_[static_cast<size_t>(r.candidates.empty() ? cleanup_filter::none : first.cut)];
+        if (r.candidates.empty()) why = "the model gave nothing";
+    }
+    spdlog::debug("inline completion {}: {} item(s){} in {:.1f} ms ({} prompt tokens, {} cached, {} generated{}); {}", req.uri,
+                  inserts.size(), inserts.empty() ? " (empty)" : "", ms, r.timings.n_prompt_tokens, r.timings.n_cached_tokens,
+                  r.timings.n_generated,
+                  r.timings.n_window_shortened > 0 ? ", window shortened for the prompt budget" : "", why);
+    return inserts;
+}
+
+boost::json::object completion_service::outcomes_json() const {
+    boost::json::object ends, trimmed, emptied;
+    for (size_t i = 0; i < k_n_stop_reasons; ++i) ends[stop_reason_name(static_cast<stop_reason>(i))] = ends_[i].load();
+    for (size_t i = 0; i < k_n_cleanup_filters; ++i) {
+        const auto f = static_cast<cleanup_filter>(i);
+        if (f != cleanup_filter::none) trimmed[cleanup_filter_name(f)] = trimmed_[i].load();
+        emptied[f == cleanup_filter::none ? std::string_view("model") : cleanup_filter_name(f)] = emptied_[i].load();
+    }
+    return {{"empty", empty_.load()}, {"emptyBecause", std::move(emptied)}, {"ends", std::move(ends)}, {"trimmed", std::move(trimmed)}};
 }
 
 fim_request completion_service::base_request(const lsp::document & doc, std::vector<context_chunk> extra) const {

@@ -16,6 +16,7 @@
 // the worker; shared counters are atomics; the memory locks.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -25,10 +26,13 @@
 
 #include "daemon/config.h"
 #include "daemon/context_ring.h"
+#include "daemon/fim_window.h"
 #include "daemon/model_service.h"
 #include "daemon/scheduler.h"
 #include "daemon/suggestion_memory.h"
 #include "lsp/server.h"
+
+#include <boost/json/object.hpp>
 
 namespace hearth::daemon {
 
@@ -45,6 +49,10 @@ public:
     uint64_t served() const { return served_.load(); }
     uint64_t answered_from_memory() const { return memory_.hits(); }
     uint64_t prefetched() const { return prefetched_.load(); }
+    // Why answers came back cut, trimmed or empty (hearth/status `completionOutcomes`): how
+    // the first candidate's generation ended, which cleanup filter cut it, and why answers
+    // were empty (`model`: the model gave nothing; else the filter that removed all of it).
+    boost::json::object outcomes_json() const;
     // The document was closed by this connection: its suggestions are forgotten.
     void forget_document(uint64_t owner, std::string_view uri);
     // A document was opened: its top becomes extra context for the connection's other files.
@@ -60,6 +68,10 @@ private:
     std::atomic<uint64_t> served_{0};
     std::atomic<uint64_t> next_item_id_{1};
     std::atomic<uint64_t> prefetched_{0};
+    std::array<std::atomic<uint64_t>, k_n_stop_reasons> ends_{};       // by the first candidate's stop_reason
+    std::array<std::atomic<uint64_t>, k_n_cleanup_filters> trimmed_{};  // by cleanup_filter
+    std::array<std::atomic<uint64_t>, k_n_cleanup_filters> emptied_{};  // [none]: the model gave nothing
+    std::atomic<uint64_t> empty_{0};
     suggestion_memory memory_;
     // Extra context per connection: the ring, and the file and line of the last request (a
     // piece of it joins the ring when the user moves to another file).
@@ -80,6 +92,9 @@ private:
     fim_request base_request(const lsp::document & doc, std::vector<context_chunk> extra) const;
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);
+    // Cleans the candidates into the items to insert, counts the outcome and logs why an
+    // answer is cut, trimmed or empty.
+    std::vector<std::string> clean_and_record(const fim_request & req, const completion & r, double ms);
     void submit_prefetch(uint64_t owner, fim_request req, std::string before, std::string after, std::string accepted);
 };
 

@@ -124,9 +124,32 @@ completion_mode detect_mode(std::string_view text, size_t cursor) {
     return completion_mode::single_line;
 }
 
+std::string_view cleanup_filter_name(cleanup_filter f) {
+    switch (f) {
+        case cleanup_filter::none: return "none";
+        case cleanup_filter::after_line: return "after_line";
+        case cleanup_filter::mid_line_newline: return "mid_line_newline";
+        case cleanup_filter::suffix_line: return "suffix_line";
+        case cleanup_filter::overlap: return "overlap";
+        case cleanup_filter::blank: return "blank";
+    }
+    return "unknown";
+}
+
 std::string trim_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
                             completion_mode mode) {
+    return clean_completion(completion, prefix, suffix, mode).text;
+}
+
+cleaned_completion clean_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
+                                    completion_mode mode) {
     std::string_view c = completion;
+    cleanup_filter cut = trim(c).empty() && !c.empty() ? cleanup_filter::blank : cleanup_filter::none;
+    // Keeps c[0, n) and notes the filter when what goes is not blank.
+    auto keep = [&](size_t n, cleanup_filter why) {
+        if (!trim(c.substr(n)).empty()) cut = why;
+        c = c.substr(0, n);
+    };
     // The cursor line's text before the cursor, and the rest of it without its leading
     // spaces: what the editor already has.
     const size_t head_at = prefix.rfind('\n');
@@ -144,7 +167,7 @@ std::string trim_completion(std::string_view completion, std::string_view prefix
         const bool starts_below = end != std::string_view::npos && first_text != std::string_view::npos && end < first_text;
         if (starts_below && (trim(head).empty() || rest.empty())) end = c.find('\n', first_text);
         if (end != std::string_view::npos) {
-            c = c.substr(0, end);
+            keep(end, starts_below && end < first_text ? cleanup_filter::mid_line_newline : cleanup_filter::after_line);
             ends_line = true;
         }
     }
@@ -172,7 +195,7 @@ std::string trim_completion(std::string_view completion, std::string_view prefix
                 const size_t e = c.find('\n', pos);
                 const std::string_view line = c.substr(pos, e == std::string_view::npos ? std::string_view::npos : e - pos);
                 if (!first && trim(line) == next) {
-                    c = c.substr(0, pos);
+                    keep(pos, cleanup_filter::suffix_line);
                     break;
                 }
                 first = false;
@@ -186,17 +209,18 @@ std::string trim_completion(std::string_view completion, std::string_view prefix
     c = rtrim(c);
     // The completion's end repeats the start of the line's rest.
     if (const size_t k = real_overlap(c, rest); k > 0) {
-        const std::string_view kept = c.substr(0, c.size() - k);
+        keep(c.size() - k, cleanup_filter::overlap);
         // The model put the rest on a line of its own (`{` ... `}`): it stays there.
-        const size_t last = kept.find_last_not_of(" \t");
-        if (last != std::string_view::npos && kept[last] == '\n' && !trim(kept).empty()) return std::string(kept);
-        c = rtrim(kept);
+        const size_t last = c.find_last_not_of(" \t");
+        if (last != std::string_view::npos && c[last] == '\n' && !trim(c).empty()) return {std::string(c), cut};
+        c = rtrim(c);
         ends_line = false;
     }
     // A whole line written at the start of a line that has text: its newline is part of it,
     // and the cursor line's indentation goes after it, so the existing text keeps its own.
-    if (ends_line && !c.empty() && trim(head).empty() && !rest.empty()) return std::string(c) + "\n" + std::string(head);
-    return std::string(c);
+    if (ends_line && !c.empty() && trim(head).empty() && !rest.empty())
+        return {std::string(c) + "\n" + std::string(head), cut};
+    return {std::string(c), cut};
 }
 
 }  // namespace hearth::daemon

@@ -8,6 +8,7 @@
 // Offsets are byte offsets into UTF-8 text. Thread-safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -41,5 +42,21 @@ completion_mode detect_mode(std::string_view text, size_t cursor);
 // An empty result means "nothing worth showing".
 std::string trim_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
                             completion_mode mode);
+
+// Which cleanup filter removed text that was not blank (for the log and hearth/status):
+// after_line: single_line, what followed the first line; mid_line_newline: the answer
+// started on the next line with the cursor mid-line; suffix_line: multi_line, from the line
+// that repeats the suffix's next line; overlap: the repeat of the cursor line's rest;
+// blank: the model wrote only whitespace.
+enum class cleanup_filter : uint8_t { none, after_line, mid_line_newline, suffix_line, overlap, blank };
+inline constexpr size_t k_n_cleanup_filters = 6;
+std::string_view cleanup_filter_name(cleanup_filter f);
+
+struct cleaned_completion {
+    std::string text;                            // what trim_completion returns
+    cleanup_filter cut = cleanup_filter::none;   // the last filter that removed non-blank text
+};
+cleaned_completion clean_completion(std::string_view completion, std::string_view prefix, std::string_view suffix,
+                                    completion_mode mode);
 
 }  // namespace hearth::daemon

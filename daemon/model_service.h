@@ -43,6 +43,7 @@ enum class stop_reason {
     stop_rule,          // a line/indentation rule of the completion mode ended it
     cancelled,          // `stop` was requested
 };
+inline constexpr size_t k_n_stop_reasons = 6;
 std::string_view stop_reason_name(stop_reason r);
 
 // single_line: stop at the first newline (cursor mid-line, or a plain statement).
@@ -70,7 +71,7 @@ struct fim_request {
     //    longer at the measured prompt speed, the window loses lines at its far ends first.
     //  - time_budget: generating each candidate, from its first token. A line it interrupts
     //    is finished, up to time_cap from the candidate's start.
-    std::chrono::milliseconds prompt_budget{1000};
+    std::chrono::milliseconds prompt_budget{3000};
     std::chrono::milliseconds time_budget{1000};
     std::chrono::milliseconds time_cap{4000};
     int32_t n_candidates = 1;                // >1: distinct candidates, best first

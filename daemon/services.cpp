@@ -89,7 +89,9 @@ lsp::status_result services::status() const {
         extra["lastPromptTokens"] = m.last.n_prompt_tokens;
         extra["lastCachedTokens"] = m.last.n_cached_tokens;
         extra["lastGeneratedTokens"] = m.last.n_generated;
+        extra["promptWindowsShortened"] = m.windows_shortened;
     }
+    extra["completionOutcomes"] = completion_.outcomes_json();
     extra["connections"] = connections_.load();
     extra["completionsServed"] = completion_.served();
     extra["completionsFromMemory"] = completion_.answered_from_memory();

@@ -25,6 +25,9 @@ invoked-candidates = 2
 chunk-reuse-min = 0
 typed-ahead = false
 prefetch = false
+prompt-budget-ms = 800
+time-budget-ms = 1500
+time-cap-ms = 0
 
 [chat]
 max-tokens = 256
@@ -44,6 +47,9 @@ max-tokens = 256
     CHECK(c.completion.chunk_reuse_min == 0);
     CHECK_FALSE(c.completion.typed_ahead);
     CHECK_FALSE(c.completion.prefetch);
+    CHECK(c.completion.prompt_budget_ms == 800);
+    CHECK(c.completion.time_budget_ms == 1500);
+    CHECK(c.completion.time_cap_ms == 0);
     CHECK(c.chat.max_tokens == 256);
     CHECK(validate(c));
 }

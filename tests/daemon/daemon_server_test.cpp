@@ -409,3 +409,28 @@ TEST_CASE("daemon: malformed input gets errors, fatal framing closes only that c
     REQUIRE(other.request(2, "hearth/status"));
     ok_result(other, 2);   // the daemon and the other client are unaffected
 }
+
+TEST_CASE("daemon: hearth/status counts why answers were cut, trimmed or empty", "[daemon][status]") {
+    running_daemon d;
+    auto c = d.unix_client();
+    initialize(c);
+    // Multi-line at the blank line of a block: the scripted answer ends by repeating the
+    // suffix's next line, which the cleanup cuts.
+    open_doc(c, "file:///b.cpp", "if (x) {\n    \n    done();\n}\n");
+    REQUIRE(c.request(2, "textDocument/inlineCompletion", completion_params("file:///b.cpp", 1, 4, 2)));
+    const auto items = ok_result(c, 2).at("items").as_array();
+    REQUIRE(items.size() == 1);
+    // Single-line, where the editor's line already holds the whole answer: emptied by the overlap.
+    open_doc(c, "file:///c.cpp", "int y = ok0_8_9;\n");
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params("file:///c.cpp", 0, 8, 2)));
+    CHECK(ok_result(c, 3).at("items").as_array().empty());
+    REQUIRE(c.request(4, "hearth/status"));
+    const auto st = ok_result(c, 4);
+    INFO(json::serialize(st));
+    REQUIRE(st.as_object().contains("completionOutcomes"));
+    const auto & o = st.at("completionOutcomes");
+    CHECK(o.at("trimmed").at("suffix_line").as_int64() == 1);
+    CHECK(o.at("empty").as_int64() == 1);
+    CHECK(o.at("emptyBecause").at("overlap").as_int64() == 1);
+    CHECK(o.at("ends").at("end_of_generation").as_int64() == 2);
+}

@@ -131,3 +131,16 @@ TEST_CASE("the suffix overlap is trimmed only where it is real", "[daemon][fim]"
     // A word overlap shorter than the minimum is a coincidence unless it is the whole rest.
     CHECK(trim_completion("for i", "    ", "i in range(n):\n", m::single_line) == "for i");
 }
+
+TEST_CASE("the cleanup says which filter cut an answer", "[daemon][fim]") {
+    using m = completion_mode;
+    using f = cleanup_filter;
+    CHECK(clean_completion("x = 1\ny = 2", "", "\n", m::single_line).cut == f::after_line);
+    CHECK(clean_completion("x = 1\n", "", "\n", m::single_line).cut == f::none);
+    CHECK(clean_completion("\n    b()\n", "    a(", "x)\n", m::single_line).cut == f::mid_line_newline);
+    CHECK(clean_completion("\n    a();\n    done();", "  if (x) {", "\n    done();\n", m::multi_line).cut == f::suffix_line);
+    const auto emptied = clean_completion("value)", "f(", "value)\n", m::single_line);
+    CHECK(emptied.text.empty());
+    CHECK(emptied.cut == f::overlap);
+    CHECK(clean_completion("  \n ", "x = ", "\n", m::single_line).cut == f::blank);
+}
