@@ -52,6 +52,7 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
     up_.resize(nb * hp.n_ff);
     pos_.resize(nb);
     n_kv_.resize(nb);
+    kv_start_.resize(nb);
 }
 
 kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
@@ -116,22 +117,39 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     const auto observe = [&](std::string_view name, int32_t il, float * data, int32_t width) {
         if (observer_) observer_(name, il, data, n, width);
     };
+    // cur = norm(x), row by row: RMS norm, or LayerNorm with its bias.
+    const auto norm_input = [&](const float * w, const float * b) {
+        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+            const size_t o = static_cast<size_t>(t0) * n_embd;
+            if (hp.norm == norm_kind::layer)
+                kernels::layer_norm(x_.data() + o, w, b, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
+            else
+                kernels::rms_norm(x_.data() + o, w, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
+        });
+    };
+    // cur = norm(cur) in place, row by row (gemma3's norms after the attention and the FFN).
+    const auto norm_rows = [&](const float * w) {
+        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+            float * c = cur_.data() + static_cast<size_t>(t0) * n_embd;
+            kernels::rms_norm(c, w, c, t1 - t0, n_embd, hp.rms_eps);
+        });
+    };
     observe("embd", -1, x_.data(), n_embd);
-
-    const kernels::rope_params rope{hp.n_rot, hp.rope_freq_base, hp.rope_freq_scale,
-                                    hp.rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
-    const float kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+    if (hp.embd_scale != 1.0f) {
+        for (size_t i = 0; i < static_cast<size_t>(n) * n_embd; ++i) x_[i] *= hp.embd_scale;
+        observe("inp_scaled", -1, x_.data(), n_embd);
+    }
+    // Sliding-window layers: token t sees the n_swa positions up to its own.
+    for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
 
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return false;
         const layer & L = model_.layers()[il];
+        const kernels::rope_params rope = hp.rope_for_layer(il);
 
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_embd;
-            kernels::rms_norm(x_.data() + o, L.attn_norm, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
-        });
+        norm_input(L.attn_norm, L.attn_norm_b);
         observe("attn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // quantized once for Q, K and V
         {
@@ -150,12 +168,26 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         observe("Qcur_bias", il, q_.data(), n_q);
         observe("Kcur_bias", il, k_.data(), n_kv);
         observe("Vcur_bias", il, v_.data(), n_kv);
+        if (L.q_norm) {   // each head of Q and K normed on its own (qwen3, gemma3)
+            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+                float * q = q_.data() + static_cast<size_t>(t0) * n_q;
+                float * k = k_.data() + static_cast<size_t>(t0) * n_kv;
+                kernels::rms_norm(q, L.q_norm, q, int64_t{t1 - t0} * hp.n_head, hp.head_dim, hp.rms_eps);
+                kernels::rms_norm(k, L.k_norm, k, int64_t{t1 - t0} * hp.n_head_kv, hp.head_dim, hp.rms_eps);
+            });
+            observe("Qcur_normed", il, q_.data(), n_q);
+            observe("Kcur_normed", il, k_.data(), n_kv);
+        }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             kernels::rope(q_.data() + static_cast<size_t>(t0) * n_q, t1 - t0, hp.n_head, hp.head_dim, pos_.data() + t0, rope);
             kernels::rope(k_.data() + static_cast<size_t>(t0) * n_kv, t1 - t0, hp.n_head_kv, hp.head_dim, pos_.data() + t0, rope);
         });
         observe("Qcur_rope", il, q_.data(), n_q);
         observe("Kcur_rope", il, k_.data(), n_kv);
+        if (hp.q_scale != 1.0f) {
+            for (size_t i = 0; i < static_cast<size_t>(n) * n_q; ++i) q_[i] *= hp.q_scale;
+            observe("Qcur_scaled", il, q_.data(), n_q);
+        }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             for (int32_t t = t0; t < t1; ++t) {
                 kernels::quantize_row(cache.type(), k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
@@ -163,12 +195,21 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             }
         });
         const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
-        kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, kq_scale,
-                           attn_.data(), pool_);
+        kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale,
+                           attn_.data(), pool_, hp.is_swa(il) ? kv_start_.data() : nullptr);
         observe("kqv_out", il, attn_.data(), n_q);
         mm_.set_activations(attn_.data(), n, n_q);
         kernels::matmul(view(L.wo), mm_, cur_.data(), pool_);
+        if (L.bo) {
+            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+                add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.bo, t1 - t0, n_embd);
+            });
+        }
         observe("attn_out", il, cur_.data(), n_embd);
+        if (L.attn_post_norm) {
+            norm_rows(L.attn_post_norm);
+            observe("attn_post_norm", il, cur_.data(), n_embd);
+        }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -177,27 +218,49 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         if (stop.stop_requested()) return false;   // and between a layer's two blocks
 
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_embd;
-            kernels::rms_norm(x_.data() + o, L.ffn_norm, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
-        });
+        norm_input(L.ffn_norm, L.ffn_norm_b);
         observe("ffn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
-        {
+        if (L.w_gate.data) {
             const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
             float * const out[] = {gate_.data(), up_.data()};
             kernels::matmul_group(gate_up, mm_, out, pool_);
+            observe("ffn_gate", il, gate_.data(), n_ff);
+            observe("ffn_up", il, up_.data(), n_ff);
+            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+                const size_t o = static_cast<size_t>(t0) * n_ff, len = static_cast<size_t>(t1 - t0) * n_ff;
+                if (hp.act == ffn_activation::gelu) {
+                    kernels::gelu(gate_.data() + o, gate_.data() + o, len);
+                    kernels::mul(gate_.data() + o, up_.data() + o, len);
+                } else {
+                    kernels::swiglu(gate_.data() + o, up_.data() + o, gate_.data() + o, len);
+                }
+            });
+            observe(hp.act == ffn_activation::gelu ? "ffn_geglu" : "ffn_swiglu", il, gate_.data(), n_ff);
+        } else {
+            // No gate (starcoder2): gate_ = act(up(x) + b_up), the down projection's input.
+            kernels::matmul(view(L.w_up), mm_, up_.data(), pool_);
+            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+                const size_t o = static_cast<size_t>(t0) * n_ff, len = static_cast<size_t>(t1 - t0) * n_ff;
+                add_bias(up_.data() + o, L.b_up, t1 - t0, n_ff);
+                if (hp.act == ffn_activation::gelu) kernels::gelu(up_.data() + o, gate_.data() + o, len);
+                else kernels::silu(up_.data() + o, gate_.data() + o, len);
+            });
+            observe("ffn_up", il, up_.data(), n_ff);
+            observe(hp.act == ffn_activation::gelu ? "ffn_gelu" : "ffn_silu", il, gate_.data(), n_ff);
         }
-        observe("ffn_gate", il, gate_.data(), n_ff);
-        observe("ffn_up", il, up_.data(), n_ff);
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_ff;
-            kernels::swiglu(gate_.data() + o, up_.data() + o, gate_.data() + o, static_cast<size_t>(t1 - t0) * n_ff);
-        });
-        observe("ffn_swiglu", il, gate_.data(), n_ff);
         mm_.set_activations(gate_.data(), n, n_ff);
         kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        if (L.b_down) {
+            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
+                add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.b_down, t1 - t0, n_embd);
+            });
+        }
         observe("ffn_out", il, cur_.data(), n_embd);
+        if (L.ffn_post_norm) {
+            norm_rows(L.ffn_post_norm);
+            observe("ffn_post_norm", il, cur_.data(), n_embd);
+        }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -210,8 +273,12 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     // logits = output(norm(x)), for the last token only unless every position is wanted
     const int32_t first = all_logits ? 0 : n - 1;
     const int32_t n_out = n - first;
-    kernels::rms_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur_.data(), n_out, n_embd,
-                      hp.rms_eps);
+    if (hp.norm == norm_kind::layer)
+        kernels::layer_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), model_.output_norm_b(),
+                            cur_.data(), n_out, n_embd, hp.rms_eps);
+    else
+        kernels::rms_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur_.data(), n_out,
+                          n_embd, hp.rms_eps);
     if (observer_) observer_("result_norm", -1, cur_.data(), n_out, n_embd);
     mm_.set_activations(cur_.data(), n_out, n_embd);
     kernels::matmul(view(model_.output()), mm_, logits, pool_);

@@ -88,6 +88,7 @@ private:
     std::vector<float> up_;     // [n_ff]
     std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
+    std::vector<int32_t> kv_start_;  // [n_batch] first visible position on sliding-window layers
     observer observer_;
 };
 

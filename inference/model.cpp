@@ -70,10 +70,75 @@ result<const float *> vector_f32(const gguf::gguf_file & f, const std::string & 
     return reinterpret_cast<const float *>(t->data);
 }
 
+// What each architecture adds to the llama layer (model.h lists them).
+struct arch_traits {
+    const char * name;
+    rope_kind rope;
+    bool qkv_bias = false;      // attn_{q,k,v}.bias
+    bool qk_norm = false;       // attn_{q,k}_norm.weight, per head
+    bool post_norms = false;    // post_attention_norm.weight, post_ffw_norm.weight
+    bool embd_scale = false;    // token embeddings times sqrt(n_embd)
+    bool swa = false;           // attention.sliding_window, a pattern of window layers
+    bool layer_norm = false;    // LayerNorm with bias (norm weights and .bias); eps from layer_norm_epsilon
+    bool gated = true;          // ffn_gate.weight; without it the MLP is down(act(up(x)))
+    bool out_biases = false;    // attn_output.bias, ffn_up.bias, ffn_down.bias
+    ffn_activation act = ffn_activation::silu;
+};
+
+const std::vector<arch_traits> & all_arch_traits() {
+    static const std::vector<arch_traits> traits{
+        {.name = "llama", .rope = rope_kind::normal},
+        {.name = "qwen2", .rope = rope_kind::neox, .qkv_bias = true},
+        {.name = "qwen3", .rope = rope_kind::neox, .qk_norm = true},
+        {.name = "starcoder2", .rope = rope_kind::neox, .qkv_bias = true, .layer_norm = true, .gated = false,
+         .out_biases = true, .act = ffn_activation::gelu},
+        {.name = "gemma3", .rope = rope_kind::neox, .qk_norm = true, .post_norms = true, .embd_scale = true,
+         .swa = true, .act = ffn_activation::gelu},
+    };
+    return traits;
+}
+
+// Which layers use the sliding window, as llama.cpp reads it: attention.sliding_window_pattern
+// is either one flag per layer or a period n (layer il is windowed unless il % n == n - 1;
+// 0 windows every layer); absent, the architecture's period.
+result<std::vector<uint8_t>> swa_pattern(const reader & r, int64_t n_layer, int64_t default_period) {
+    const std::string key = r.arch + ".attention.sliding_window_pattern";
+    std::vector<uint8_t> out(static_cast<size_t>(n_layer));
+    const auto * v = r.f.find(key);
+    if (v && v->type == gguf::value_type::array) {
+        if (v->count != static_cast<uint64_t>(n_layer))
+            return fail("model: '", key, "' has ", v->count, " elements, expected one per layer (", n_layer, ")");
+        if (v->elem_type == gguf::value_type::boolean) {
+            for (int64_t il = 0; il < n_layer; ++il) out[static_cast<size_t>(il)] = v->data[il] != 0;
+            return out;
+        }
+        auto flags = r.f.get_int_array(key);   // llama.cpp takes 32-bit integers as flags too
+        if (!flags) return flags.error();
+        for (int64_t il = 0; il < n_layer; ++il) out[static_cast<size_t>(il)] = (**flags)[static_cast<size_t>(il)] != 0;
+        return out;
+    }
+    auto period = r.count("attention.sliding_window_pattern", 0, k_max_layers, default_period);
+    if (!period) return period.error();
+    for (int64_t il = 0; il < n_layer; ++il)
+        out[static_cast<size_t>(il)] = *period == 0 || il % *period < *period - 1;
+    return out;
+}
+
 }  // namespace
 
+kernels::rope_params hparams::rope_for_layer(int32_t il) const {
+    const bool swa = is_swa(il);
+    return kernels::rope_params{n_rot, swa ? rope_freq_base_swa : rope_freq_base,
+                                swa ? rope_freq_scale_swa : rope_freq_scale,
+                                rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
+}
+
 const std::vector<std::string> & model::supported_architectures() {
-    static const std::vector<std::string> archs{"llama", "qwen2"};
+    static const std::vector<std::string> archs = [] {
+        std::vector<std::string> names;
+        for (const auto & t : all_arch_traits()) names.emplace_back(t.name);
+        return names;
+    }();
     return archs;
 }
 
@@ -84,15 +149,17 @@ result<model> model::load(const gguf::gguf_file & f) {
     model m;
     hparams & hp = m.hp_;
     hp.arch = std::string(**arch);
-    if (hp.arch == "llama") {
-        hp.rope = rope_kind::normal;
-    } else if (hp.arch == "qwen2") {
-        hp.rope = rope_kind::neox;
-    } else {
+    const arch_traits * traits = nullptr;
+    for (const auto & t : all_arch_traits())
+        if (hp.arch == t.name) traits = &t;
+    if (!traits) {
         std::string list;
         for (const auto & a : supported_architectures()) list += (list.empty() ? "" : ", ") + a;
         return fail("model: architecture '", hp.arch, "' is not supported (supported: ", list, ")");
     }
+    hp.rope = traits->rope;
+    hp.act = traits->act;
+    hp.norm = traits->layer_norm ? norm_kind::layer : norm_kind::rms;
 
     reader r{f, hp.arch};
     auto n_layer = r.count("block_count", 1, k_max_layers);
@@ -119,7 +186,8 @@ result<model> model::load(const gguf::gguf_file & f) {
     auto n_rot = r.count("rope.dimension_count", 2, *head_dim, *head_dim);
     if (!n_rot) return n_rot.error();
     if (*n_rot % 2 != 0) return fail("model: rope.dimension_count ", *n_rot, " is odd");
-    auto eps = r.real("attention.layer_norm_rms_epsilon", 1e-5, 1e-12, 1e-1);
+    auto eps = r.real(traits->layer_norm ? "attention.layer_norm_epsilon" : "attention.layer_norm_rms_epsilon", 1e-5,
+                      1e-12, 1e-1);
     if (!eps) return eps.error();
     auto base = r.real("rope.freq_base", 10000.0, 1.0, 1e9);
     if (!base) return base.error();
@@ -137,6 +205,27 @@ result<model> model::load(const gguf::gguf_file & f) {
     hp.rms_eps = static_cast<float>(*eps);
     hp.rope_freq_base = static_cast<float>(*base);
     hp.rope_freq_scale = static_cast<float>(1.0 / *scale_factor);
+    hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+    if (hp.arch == "gemma3") {
+        // Q is scaled before the attention; Gemma 3 27B by n_embd / n_head instead of head_dim
+        // (llama.cpp tells it by its 62 layers).
+        hp.q_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head)) : hp.kq_scale;
+        hp.kq_scale = 1.0f;
+    }
+    if (traits->embd_scale) hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
+    if (traits->swa) {
+        auto n_swa = r.count("attention.sliding_window", 0, k_max_ctx, 0);
+        if (!n_swa) return n_swa.error();
+        hp.n_swa = static_cast<int32_t>(*n_swa);
+        if (hp.n_swa > 0) {
+            auto layers = swa_pattern(r, hp.n_layer, 6);
+            if (!layers) return layers.error();
+            hp.swa_layers = std::move(*layers);
+            auto base_swa = r.real("rope.freq_base_swa", 10000.0, 1.0, 1e9);
+            if (!base_swa) return base_swa.error();
+            hp.rope_freq_base_swa = static_cast<float>(*base_swa);
+        }
+    }
 
     const auto * embd = f.find_tensor("token_embd.weight");
     if (!embd) return fail("model: tensor 'token_embd.weight' is missing");
@@ -150,6 +239,11 @@ result<model> model::load(const gguf::gguf_file & f) {
     auto on = vector_f32(f, "output_norm.weight", hp.n_embd);
     if (!on) return on.error();
     m.output_norm_ = *on;
+    if (traits->layer_norm) {
+        auto onb = vector_f32(f, "output_norm.bias", hp.n_embd);
+        if (!onb) return onb.error();
+        m.output_norm_b_ = *onb;
+    }
     if (f.find_tensor("output.weight")) {
         auto out = matrix(f, "output.weight", hp.n_embd, hp.n_vocab);
         if (!out) return out.error();
@@ -158,7 +252,7 @@ result<model> model::load(const gguf::gguf_file & f) {
         m.output_ = m.token_embd_;  // tied embeddings
     }
 
-    const bool biases = hp.arch == "qwen2";
+    const bool biases = traits->qkv_bias;
     m.layers_.resize(hp.n_layer);
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
@@ -184,11 +278,27 @@ result<model> model::load(const gguf::gguf_file & f) {
                          get_v("attn_k.bias", hp.n_embd_kv(), L.bk, !biases),
                          get_v("attn_v.bias", hp.n_embd_kv(), L.bv, !biases),
                          get_v("ffn_norm.weight", hp.n_embd, L.ffn_norm, false),
-                         get_m("ffn_gate.weight", hp.n_embd, hp.n_ff, L.w_gate),
+                         traits->gated ? get_m("ffn_gate.weight", hp.n_embd, hp.n_ff, L.w_gate) : status{},
                          get_m("ffn_up.weight", hp.n_embd, hp.n_ff, L.w_up),
                          get_m("ffn_down.weight", hp.n_ff, hp.n_embd, L.w_down)}) {
             if (!s) return s.error();
         }
+        if (traits->qk_norm)
+            for (status s : {get_v("attn_q_norm.weight", hp.head_dim, L.q_norm, false),
+                             get_v("attn_k_norm.weight", hp.head_dim, L.k_norm, false)})
+                if (!s) return s.error();
+        if (traits->layer_norm)
+            for (status s : {get_v("attn_norm.bias", hp.n_embd, L.attn_norm_b, false),
+                             get_v("ffn_norm.bias", hp.n_embd, L.ffn_norm_b, false)})
+                if (!s) return s.error();
+        if (traits->out_biases)
+            for (status s : {get_v("attn_output.bias", hp.n_embd, L.bo, false), get_v("ffn_up.bias", hp.n_ff, L.b_up, false),
+                             get_v("ffn_down.bias", hp.n_embd, L.b_down, false)})
+                if (!s) return s.error();
+        if (traits->post_norms)
+            for (status s : {get_v("post_attention_norm.weight", hp.n_embd, L.attn_post_norm, false),
+                             get_v("post_ffw_norm.weight", hp.n_embd, L.ffn_post_norm, false)})
+                if (!s) return s.error();
     }
     m.weight_bytes_ = f.tensor_data_bytes();
     return m;

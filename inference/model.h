@@ -3,7 +3,15 @@
 // gguf_file must outlive the model. Everything read from the file is checked here, once:
 // counts are bounded and every tensor's type and shape must agree with the hyperparameters,
 // or load() names the field or tensor that is wrong.
-// Supported architectures: llama (normal RoPE) and qwen2 (NeoX RoPE, Q/K/V biases).
+// Supported architectures, each as llama.cpp's GGUF conversion writes it:
+//   llama  normal RoPE
+//   qwen2  NeoX RoPE, Q/K/V biases
+//   qwen3  NeoX RoPE, RMS norms on each head of Q and K, no biases
+//   starcoder2 NeoX RoPE, LayerNorm with bias, biases on every projection, a GELU MLP
+//          without a gate
+//   gemma3 NeoX RoPE, embeddings scaled by sqrt(n_embd), Q/K head norms, norms after the
+//          attention and the FFN, GELU-gated FFN, sliding-window layers (their own RoPE base)
+//          interleaved with global ones, output tied to the embeddings
 // Thread-safety: immutable after load().
 #pragma once
 
@@ -13,11 +21,14 @@
 
 #include "base/result.h"
 #include "inference/gguf/gguf_file.h"
+#include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
 namespace hearth::inference {
 
 enum class rope_kind { normal, neox };
+enum class ffn_activation { silu, gelu };   // gated: act(gate) * up; without a gate: act(up)
+enum class norm_kind { rms, layer };        // RMS norm, or LayerNorm (mean and variance) with a bias
 
 struct hparams {
     std::string arch;
@@ -30,13 +41,29 @@ struct hparams {
     int32_t head_dim = 0;       // per head, for Q, K and V
     int32_t n_ff = 0;
     int32_t n_rot = 0;          // rotated dims per head (<= head_dim)
-    float rms_eps = 1e-5f;
+    float rms_eps = 1e-5f;      // the norms' epsilon (attention.layer_norm_epsilon for LayerNorm)
+    norm_kind norm = norm_kind::rms;
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;
     rope_kind rope = rope_kind::normal;
+    ffn_activation act = ffn_activation::silu;
+    float embd_scale = 1.0f;    // token embeddings are multiplied by this (gemma: sqrt(n_embd))
+    float kq_scale = 0.0f;      // attention score scale (1 / sqrt(head_dim) unless the architecture says)
+    float q_scale = 1.0f;       // Q is multiplied by this before the attention (gemma3, as llama.cpp
+                                // does it: its f16 rounding of Q then sees the scaled values)
+    // Sliding-window attention: a token of a layer marked in swa_layers sees the n_swa
+    // positions up to and including its own (llama.cpp: masked when p - p_kv >= n_swa), and
+    // those layers rotate with their own RoPE base and scale.
+    int32_t n_swa = 0;                  // 0: every layer attends to the whole context
+    std::vector<uint8_t> swa_layers;    // [n_layer] 1 where the layer uses the window
+    float rope_freq_base_swa = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
 
     int32_t n_embd_q() const { return n_head * head_dim; }
     int32_t n_embd_kv() const { return n_head_kv * head_dim; }
+    bool is_swa(int32_t il) const { return n_swa > 0 && swa_layers[static_cast<size_t>(il)] != 0; }
+    // The RoPE of layer il (its base and scale differ on sliding-window layers).
+    kernels::rope_params rope_for_layer(int32_t il) const;
 };
 
 // A 2-D weight matrix: n_rows rows (output features) of n_cols elements (input features).
@@ -50,13 +77,22 @@ struct weight {
 
 struct layer {
     const float * attn_norm = nullptr;   // [n_embd]
+    const float * attn_norm_b = nullptr; // [n_embd] (LayerNorm only)
     weight wq, wk, wv, wo;               // [n_embd_q][n_embd], [n_embd_kv][n_embd] x2, [n_embd][n_embd_q]
     const float * bq = nullptr;          // [n_embd_q]   (qwen2 only)
     const float * bk = nullptr;          // [n_embd_kv]  (qwen2 only)
     const float * bv = nullptr;          // [n_embd_kv]  (qwen2 only)
+    const float * q_norm = nullptr;      // [head_dim]   (qwen3, gemma3) RMS norm of each Q head
+    const float * k_norm = nullptr;      // [head_dim]   (qwen3, gemma3) RMS norm of each K head
+    const float * attn_post_norm = nullptr;   // [n_embd] (gemma3) norm of the attention output
+    const float * bo = nullptr;          // [n_embd]     (starcoder2) attention output bias
     const float * ffn_norm = nullptr;    // [n_embd]
-    weight w_gate, w_up;                 // [n_ff][n_embd]
+    const float * ffn_norm_b = nullptr;  // [n_embd] (LayerNorm only)
+    weight w_gate, w_up;                 // [n_ff][n_embd]; w_gate.data is null for an MLP without a gate
     weight w_down;                       // [n_embd][n_ff]
+    const float * b_up = nullptr;        // [n_ff]       (starcoder2)
+    const float * b_down = nullptr;      // [n_embd]     (starcoder2)
+    const float * ffn_post_norm = nullptr;    // [n_embd] (gemma3) norm of the FFN output
 };
 
 class model {
@@ -66,6 +102,7 @@ public:
     const hparams & hp() const { return hp_; }
     const weight & token_embd() const { return token_embd_; }   // [n_vocab][n_embd]
     const float * output_norm() const { return output_norm_; }  // [n_embd]
+    const float * output_norm_b() const { return output_norm_b_; }   // [n_embd] (LayerNorm only)
     const weight & output() const { return output_; }           // [n_vocab][n_embd] (token_embd when tied)
     const std::vector<layer> & layers() const { return layers_; }
     uint64_t weight_bytes() const { return weight_bytes_; }
@@ -77,6 +114,7 @@ private:
     hparams hp_;
     weight token_embd_;
     const float * output_norm_ = nullptr;
+    const float * output_norm_b_ = nullptr;
     weight output_;
     std::vector<layer> layers_;
     uint64_t weight_bytes_ = 0;

@@ -25,67 +25,7 @@ using namespace hearth::inference::testing;
 
 namespace {
 
-
-struct run_summary {
-    int n_prompts = 0;
-    int n_identical = 0;        // greedy continuations identical to llama.cpp's
-    float max_top_diff = 0;     // over llama.cpp's top-10 logits at the saved steps (teacher-forced)
-    std::string first_mismatch;
-};
-
-run_summary run(const std::string & model_path, kernels::tensor_type cache_type) {
-    auto tm = load_test_model(model_path);
-    const auto * mdl = &tm.mdl;
-    const auto * voc = &tm.voc;
-    kernels::thread_pool pool(2);
-    engine eng(*mdl, pool, 512);  // llama.cpp's n_batch: every prompt in one batch, as it evaluated them
-    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
-                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
-    const int32_t n_vocab = mdl->hp().n_vocab;
-
-    run_summary sum;
-    for (const auto & r : golden.at("results").as_array()) {
-        const std::string name(r.at("name").as_string());
-        INFO("case " << name);
-        const auto prompt = json_ids(r.at("prompt_tokens"));
-        // llama.cpp tokenized the prompt text with special tokens parsed; so must we
-        CHECK(voc->tokenize(std::string(r.at("prompt").as_string()), true, true) == prompt);
-
-        sequence seq(eng.make_cache(cache_type, 2048));
-        std::vector<float> logits;
-        REQUIRE(prefill(eng, seq, prompt, logits).has_value());
-        sequence forced = seq;
-        std::vector<float> forced_logits = logits;
-
-        const auto want = json_ids(r.at("generated_tokens"));
-        std::vector<int32_t> got;
-        for (size_t i = 0; i < want.size(); ++i) {
-            const int32_t tok = sampler::argmax(logits);
-            got.push_back(tok);
-            if (voc->is_eog(tok)) break;
-            REQUIRE(decode_one(eng, seq, tok, logits).has_value());
-        }
-        ++sum.n_prompts;
-        if (got == want) ++sum.n_identical;
-        else if (sum.first_mismatch.empty()) {
-            size_t k = 0;
-            while (k < got.size() && k < want.size() && got[k] == want[k]) ++k;
-            sum.first_mismatch = name + " at generated index " + std::to_string(k);
-        }
-
-        const auto & steps = r.at("steps").as_array();
-        for (size_t s = 0; s < steps.size(); ++s) {
-            if (s > 0) REQUIRE(decode_one(eng, forced, want[s - 1], forced_logits).has_value());
-            for (const auto & pair : steps[s].at("top").as_array()) {
-                const auto id = pair.as_array()[0].to_number<int64_t>();
-                const float l = static_cast<float>(pair.as_array()[1].to_number<double>());
-                REQUIRE(id < n_vocab);
-                sum.max_top_diff = std::max(sum.max_top_diff, std::fabs(forced_logits[id] - l));
-            }
-        }
-    }
-    return sum;
-}
+const std::string k_golden = std::string(HEARTH_SOURCE_DIR) + "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json";
 
 }  // namespace
 
@@ -96,7 +36,7 @@ TEST_CASE("default model: greedy tokens identical to llama.cpp's with an f16 cac
         WARN("HEARTH_DEFAULT_MODEL is not set: skipping the default-model golden test (scripts/test sets it)");
         return;
     }
-    const auto f16 = run(path, kernels::tensor_type::f16);
+    const auto f16 = run_completions_golden(path, k_golden, kernels::tensor_type::f16);
     WARN("f16 cache: " << f16.n_identical << "/" << f16.n_prompts << " greedy continuations identical; max |dlogit| over "
                        "llama.cpp's top-10 " << f16.max_top_diff << (f16.first_mismatch.empty() ? "" : "; first mismatch: ")
                        << f16.first_mismatch);
@@ -106,7 +46,7 @@ TEST_CASE("default model: greedy tokens identical to llama.cpp's with an f16 cac
     // match token for token.
     CHECK(f16.n_identical == f16.n_prompts);
     CHECK(f16.max_top_diff < 0.6f);
-    const auto q8 = run(path, kernels::tensor_type::q8_0);
+    const auto q8 = run_completions_golden(path, k_golden, kernels::tensor_type::q8_0);
     WARN("q8_0 cache: " << q8.n_identical << "/" << q8.n_prompts << " greedy continuations identical; max |dlogit| "
                         << q8.max_top_diff << (q8.first_mismatch.empty() ? "" : "; first mismatch: ") << q8.first_mismatch);
     CHECK(q8.n_identical >= 1);

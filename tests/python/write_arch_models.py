@@ -13,7 +13,8 @@ as the converter keeps them. With --print-sums it prints "sha256  name" per file
 can check that the files are the ones the goldens were made from.
 
 The shapes exercise what each architecture adds: a Q width other than n_embd (qwen3), grouped
-KV heads, tied output, and for gemma3 a sliding window of 4 positions on every other layer
+KV heads, tied output, LayerNorm and biases everywhere with an untied output (starcoder2), and
+for gemma3 a sliding window of 4 positions on every other layer
 (attention.sliding_window_pattern = 2) with its own RoPE base, so prompts of a dozen tokens
 cross it. Rows are 256 wide so llama.cpp's quantizer can make K-quants of the same model.
 
@@ -35,6 +36,8 @@ VOCAB_FROM = HERE.parent / "fixtures" / "models" / "stories260K-F32.gguf"
 ARCHS = {
     "qwen3": dict(n_layer=2, n_embd=256, n_head=4, n_head_kv=2, head_dim=128, n_ff=512,
                   rope_base=1e6, eps=1e-6, tied=True, seed=3),
+    "starcoder2": dict(n_layer=2, n_embd=256, n_head=4, n_head_kv=2, head_dim=64, n_ff=512,
+                       rope_base=1e5, eps=1e-5, tied=False, seed=7, layer_norm=True),
     "gemma3": dict(n_layer=3, n_embd=256, n_head=4, n_head_kv=1, head_dim=64, n_ff=512,
                    rope_base=1e6, rope_base_swa=20000.0, eps=1e-6, tied=True, seed=5,
                    sliding_window=4, sliding_window_pattern=2),
@@ -123,7 +126,10 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
     w.add_key_length(D)
     w.add_value_length(D)
     w.add_rope_freq_base(cfg["rope_base"])
-    w.add_layer_norm_rms_eps(cfg["eps"])
+    if cfg.get("layer_norm"):
+        w.add_layer_norm_eps(cfg["eps"])
+    else:
+        w.add_layer_norm_rms_eps(cfg["eps"])
     if "sliding_window" in cfg:
         w.add_sliding_window(cfg["sliding_window"])
         w.add_uint32(f"{arch}.attention.sliding_window_pattern", cfg["sliding_window_pattern"])
@@ -138,8 +144,13 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
         w.add_tensor(name, (rng.standard_normal((n_out, n_in)) * s).astype(np.float32).astype(np_type))
 
     def norm(name, n):
-        # gemma's converter stores 1 + w; either way the values sit near 1
+        # gemma's converter stores 1 + w; either way the values sit near 1. LayerNorm has a bias too.
         w.add_tensor(name, (1.0 + 0.2 * rng.standard_normal(n)).astype(np.float32))
+        if cfg.get("layer_norm"):
+            bias(name.replace(".weight", ".bias"), n)
+
+    def bias(name, n):
+        w.add_tensor(name, (0.1 * rng.standard_normal(n)).astype(np.float32))
 
     # Embeddings of std 0.25: the tied output's logits then spread over several units, so
     # greedy choices are not near-ties.
@@ -154,15 +165,25 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
         matrix(p + "attn_k.weight", KV * D, E)
         matrix(p + "attn_v.weight", KV * D, E)
         matrix(p + "attn_output.weight", E, H * D)
-        norm(p + "attn_q_norm.weight", D)
-        norm(p + "attn_k_norm.weight", D)
+        if arch == "starcoder2":
+            for name, n in (("attn_q", H * D), ("attn_k", KV * D), ("attn_v", KV * D), ("attn_output", E)):
+                bias(p + name + ".bias", n)
+        else:
+            norm(p + "attn_q_norm.weight", D)
+            norm(p + "attn_k_norm.weight", D)
         if arch == "gemma3":
             norm(p + "post_attention_norm.weight", E)
             norm(p + "post_ffw_norm.weight", E)
         norm(p + "ffn_norm.weight", E)
-        matrix(p + "ffn_gate.weight", F, E)
-        matrix(p + "ffn_up.weight", F, E)
-        matrix(p + "ffn_down.weight", E, F)
+        if arch == "starcoder2":   # a GELU MLP without a gate, with biases
+            matrix(p + "ffn_up.weight", F, E)
+            bias(p + "ffn_up.bias", F)
+            matrix(p + "ffn_down.weight", E, F)
+            bias(p + "ffn_down.bias", E)
+        else:
+            matrix(p + "ffn_gate.weight", F, E)
+            matrix(p + "ffn_up.weight", F, E)
+            matrix(p + "ffn_down.weight", E, F)
 
     w.write_header_to_file()
     w.write_kv_data_to_file()
