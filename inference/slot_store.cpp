@@ -312,7 +312,7 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     if (sum != XXH3_64bits(buf.data(), body)) return bad("checksum mismatch (the file is corrupted)");
 
     std::vector<token_id> tokens(n);
-    std::memcpy(tokens.data(), buf.data() + tokens_at, tokens.size() * sizeof(token_id));
+    if (n > 0) std::memcpy(tokens.data(), buf.data() + tokens_at, tokens.size() * sizeof(token_id));   // an empty vector's data() may be null
     const auto keep = static_cast<int32_t>(std::min<int64_t>(n, std::max(0, max_positions)));
     const size_t layer_bytes = static_cast<size_t>(n) * row_bytes;
     const size_t keep_bytes = static_cast<size_t>(keep) * row_bytes;
