@@ -53,7 +53,7 @@ def main():
         check_scorer(tasks)
         out = os.path.join(tmp, "result.json")
         r = subprocess.run([hearth, "bench", "quality", "--model", model, "--tasks", task_list, "--sides", "hearth",
-                            "--json", out] + kinds, stdout=subprocess.PIPE, text=True, timeout=120)
+                            "--json", out] + kinds, stdout=subprocess.PIPE, text=True, timeout=240)
         print(r.stdout)
         if r.returncode != 0:
             fail(f"hearth bench quality exited with {r.returncode}")
