@@ -133,7 +133,7 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--threads", f->threads, "Compute threads (0: one per physical core)")->check(CLI::Range(0, 1024));
     cmd->add_option("--cache-type", f->cache_type, "KV cache type: f16, q8_0, q4_0");
     cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget, e.g. 512MiB");
-    cmd->add_option("--chat-template", f->chat_template, "Chat format when the model has none: chatml, gemma, llama3, llama2");
+    cmd->add_option("--chat-template", f->chat_template, "Chat format when the model has none: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (refused when the vocabulary lacks its tokens)");
     cmd->add_option("--slot-dir", f->slot_dir, "Where KV slots persist across restarts ('none': nowhere; default ~/.cache/hearth/slots)");
     cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
     cmd->callback([f, &state] { state.exit_code = run_daemon_command(*f); });

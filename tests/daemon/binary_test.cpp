@@ -43,7 +43,8 @@ void init(test_client & c) {
 }
 
 // The tiny model's head size (8) is too small for a q8_0 KV cache: f16 it is.
-// It has no chat template either: chatml formats its conversations.
+// It has no chat template either, and no ChatML tokens: llama2's [INST] (its <s>, </s>) formats
+// its conversations.
 void write_config(const std::string & dir) {
     std::ofstream(dir + "/hearth.toml") << "cache-type = \"f16\"\nchat-template = \"llama2\"\nslot-dir = \"" << dir
                                         << "/slots\"\n[completion]\nprefetch = false\n";

@@ -15,10 +15,12 @@ if (!HEARTH_BIN || !HEARTH_MODEL) throw new Error('set HEARTH_BIN (the built hea
 
 // Resolves when the daemon logs that it listens on TCP (it logs the Unix socket first).
 // The tiny model's head size (8) is too small for a q8_0 KV cache: f16 it is; it has no
-// chat template: chatml formats its conversations.
+// chat template and no ChatML tokens: llama2's [INST] (its <s>, </s>) formats its conversations.
 // `wrap`: a shell script that ends by exec'ing "$0" "$@" (the daemon and its arguments), to
 // start it under a resource limit or in a cgroup.
-export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"\nchat-template = "llama2"\n',
+export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"
+chat-template = "llama2"
+',
                                   { wrap = null, model = HEARTH_MODEL } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-node-'));
   const runtimeDir = path.join(dir, 'run');
