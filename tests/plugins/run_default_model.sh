@@ -13,7 +13,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin="$1" model="$2" kind="$3"
+bin="$(realpath "$1")" model="$2" kind="$3"
 [ -x "$bin" ] || { echo "hearth binary not found: $bin"; exit 1; }
 [ -f "$model" ] || { echo "model not found: $model"; exit 1; }
 

@@ -4,7 +4,7 @@
 // model itself.
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
+import { CloseAction, ErrorAction, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { AnswerView, answerScheme } from './chat_view';
 import { acceptPartially, acceptedCommand, inlineCompletionMiddleware } from './completion';
 import { Settings, helpFlags, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
@@ -83,10 +83,21 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             launched = new ServerProcess(found.path!, args);
             return launched.process;
         };
+        // A start that fails is not retried (hearth lsp says why and exits; a retry would
+        // fail alike) and is reported once, below. Once running, the client's own handler
+        // restarts a server that goes away.
+        let running = false;
+        let afterStart: ErrorHandler | undefined;
+        const errorHandler: ErrorHandler = {
+            error: (e, m, count) => running ? afterStart!.error(e, m, count) : { action: ErrorAction.Continue, handled: true },
+            closed: () => running ? afterStart!.closed() : { action: CloseAction.DoNotRestart, handled: true },
+        };
         const options: LanguageClientOptions = {
             documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
             initializationOptions: initializationOptions(s),
             outputChannel: output,
+            errorHandler,
+            initializationFailedHandler: () => false,
             middleware: inlineCompletionMiddleware({
                 settings,
                 feedback: shown,
@@ -95,8 +106,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             }),
         };
         client = new LanguageClient('hearth', 'hearth', server, options);
+        afterStart = client.createDefaultErrorHandler();
         try {
             await client.start();
+            running = true;
             void status.refresh();
         } catch (e) {
             const why = e instanceof Error ? e.message : String(e);

@@ -94,6 +94,11 @@ test("a failed start: the notification gives hearth lsp's own reason and opens t
     await new Promise((r) => setImmediate(r));
     assert.equal(calls.outputShown, 1, 'the button opens the output channel');
     assert.equal(calls.statusText[calls.statusText.length - 1], '$(error) hearth');
+    // Not retried, and not reported a second time by the client itself.
+    const { options } = calls.clients[0];
+    assert.deepEqual(options.errorHandler.closed(), { action: 1, handled: true });
+    assert.deepEqual(options.errorHandler.error(new Error('write EPIPE'), undefined, 1), { action: 1, handled: true });
+    assert.equal(options.initializationFailedHandler(new Error('x')), false);
 });
 
 // A document and an editor with a selection, as the middleware and the answer view see them.

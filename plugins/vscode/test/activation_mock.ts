@@ -125,8 +125,9 @@ class LanguageClient {
         return { model: 'stories260K', lastCompletionMs: 12, decodeTokensPerSecond: 100 };
     }
     async sendNotification(method: string, params: unknown) { calls.notifications.push([method, params]); }
+    createDefaultErrorHandler() { return { error: () => ({ action: 1 }), closed: () => ({ action: 2 }) }; }
 }
-const languageclient = { LanguageClient, TransportKind, ProgressType: class {} };
+const languageclient = { LanguageClient, TransportKind, ProgressType: class {}, CloseAction: { DoNotRestart: 1, Restart: 2 }, ErrorAction: { Continue: 1, Shutdown: 2 } };
 
 type ResolveFn = (request: string, ...rest: unknown[]) => string;
 const m = Module as unknown as { _resolveFilename: ResolveFn; _cache: Record<string, unknown> };
