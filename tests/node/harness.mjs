@@ -18,9 +18,7 @@ if (!HEARTH_BIN || !HEARTH_MODEL) throw new Error('set HEARTH_BIN (the built hea
 // chat template and no ChatML tokens: llama2's [INST] (its <s>, </s>) formats its conversations.
 // `wrap`: a shell script that ends by exec'ing "$0" "$@" (the daemon and its arguments), to
 // start it under a resource limit or in a cgroup.
-export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"
-chat-template = "llama2"
-',
+export async function startDaemon(extraArgs = [], configText = 'cache-type = "f16"\nchat-template = "llama2"\n',
                                   { wrap = null, model = HEARTH_MODEL } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hearth-node-'));
   const runtimeDir = path.join(dir, 'run');
