@@ -59,7 +59,7 @@ max-tokens = 64
 TOML
 mkfifo "$rt/ready"
 HEARTH_READY_FD=3 "$bin" daemon --config "$rt/config.toml" --model "$model" --runtime-dir "$rt" --log-file "$rt/daemon.log" \
-  --log-level debug --threads 1 --cache-type f16 3>"$rt/ready" &
+  --log-level debug --threads "${HEARTH_E2E_THREADS:-1}" --cache-type f16 3>"$rt/ready" &
 daemon_pid=$!
 if ! read -r -t 60 -n 1 _ <"$rt/ready"; then
   echo "the daemon did not report ready (exited or timed out)"; exit 1

@@ -1,6 +1,6 @@
 // The VS Code extension's client code against the real daemon (started by run_e2e.sh),
-// through `hearth lsp` as the extension spawns it. VS Code itself cannot run here (see
-// docs/editors.md), so this drives the daemon with vscode-jsonrpc, the library under
+// through `hearth lsp` as the extension spawns it. Beside the real-editor test
+// (plugins_vscode_real), this drives the daemon with vscode-jsonrpc, the library under
 // vscode-languageclient, and with the extension's own compiled modules: the arguments it
 // builds (config), the requests and feedback it sends (protocol, feedback), the answer
 // view's transcript and the status bar line.

@@ -72,6 +72,27 @@ H.test('a dismissed suggestion is counted as rejected', function()
   H.wait_for(function() return status().completionsRejected > rejected end, 5000, 'the reject to be counted')
 end)
 
+-- HEARTH_NVIM_BURSTS=N (docs/editors.md): keystroke to ghost text over N typing bursts,
+-- each a new function whose body starts `ret`, dismissed with Esc.
+local bursts = tonumber(vim.env.HEARTH_NVIM_BURSTS or '0') or 0
+if bursts > 0 then
+  H.test(string.format('keystroke to ghost text over %d typing bursts', bursts), function()
+    local ms, none = {}, 0
+    for i = 1, bursts do
+      H.type(string.format('<Esc>Go<CR>def shape_%d(w, h, k):<CR>    ret', i), 0)
+      local t0 = vim.loop.hrtime()
+      local ok = pcall(H.wait_for, ghost, 8000, 'ghost text')   -- none within 8 s: the model suggested nothing
+      if ok then ms[#ms + 1] = (vim.loop.hrtime() - t0) / 1e6 else none = none + 1 end
+      H.type('<Esc>', 100)
+    end
+    H.ok(#ms > 0, 'at least one burst showed ghost text')
+    table.sort(ms)
+    local function pct(p) return ms[math.min(#ms, math.max(1, math.ceil(p / 100 * #ms)))] end
+    io.stdout:write(string.format('keystroke to ghost text, %d bursts (%d without a suggestion): median %.0f ms, p90 %.0f ms\n',
+      #ms, none, pct(50), pct(90)))
+  end)
+end
+
 H.test(':HearthExplain streams the answer into the scratch split', function()
   local pieces = 0
   local on_progress = chat.on_progress
