@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "daemon/cli_commands.h"
+#include "daemon/model_path.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/kv_cache.h"
 #include "inference/model_info.h"
@@ -32,35 +33,6 @@ struct info_options {
     uint64_t n_files = 4;
     std::string cache_type = inference::k_default_cache_type;
 };
-
-fs::path models_dir() {
-    if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "hearth" / "models";
-    if (const char * home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "hearth" / "models";
-    return {};
-}
-
-// FILE, --model, $HEARTH_MODEL, $HEARTH_DEFAULT_MODEL, then what scripts/fetch-model left in the
-// models folder (default.gguf, else the only .gguf there). Empty: nothing found; `why` says more.
-std::string find_model(const info_options & o, std::string & why) {
-    for (const std::string * p : {&o.file, &o.model})
-        if (!p->empty()) return *p;
-    for (const char * env : {"HEARTH_MODEL", "HEARTH_DEFAULT_MODEL"})
-        if (const char * v = std::getenv(env); v && *v) return v;
-    const fs::path dir = models_dir();
-    std::error_code ec;
-    if (dir.empty() || !fs::is_directory(dir, ec)) return {};
-    if (fs::exists(dir / "default.gguf", ec)) return (dir / "default.gguf").string();
-    std::vector<std::string> found;
-    for (const auto & e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".gguf" && e.is_regular_file(ec)) found.push_back(e.path().string());
-    std::sort(found.begin(), found.end());
-    if (found.size() == 1) return found[0];
-    if (!found.empty()) {
-        why = "several models in " + dir.string() + ":";
-        for (const auto & f : found) why += " " + fs::path(f).filename().string();
-    }
-    return {};
-}
 
 std::string human_bytes(uint64_t b) {
     static const char * units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -209,13 +181,13 @@ boost::json::object to_json(const model_info & m) {
 }
 
 int run_info(const info_options & o) {
-    std::string why;
-    const std::string path = find_model(o, why);
-    if (path.empty()) {
-        std::fprintf(stderr, "hearth model info: no model given: pass FILE or run scripts/fetch-model%s%s\n",
-                     why.empty() ? "" : " (", why.empty() ? "" : (why + ")").c_str());
+    // The one lookup every command uses (FILE or --model, $HEARTH_MODEL, the config, the default model).
+    auto found = resolve_model_path(o.file.empty() ? o.model : o.file);
+    if (!found) {
+        std::fprintf(stderr, "hearth model info: %s\n", found.message().c_str());
         return 2;
     }
+    const std::string path = *found;
     auto file = inference::gguf::gguf_file::open(path);
     if (!file) {
         std::fprintf(stderr, "hearth model info: %s\n", file.message().c_str());

@@ -113,8 +113,15 @@ def main():
         env = {k: v for k, v in os.environ.items() if k not in ("HEARTH_MODEL", "HEARTH_DEFAULT_MODEL")}
         env.update(HOME=tmp, XDG_CACHE_HOME=tmp)
         out = subprocess.run([hearth, "model", "info"], capture_output=True, text=True, env=env)
-        if out.returncode != 2 or "no model given: pass FILE or run scripts/fetch-model" not in out.stderr:
+        if out.returncode != 2 or "no model: pass --model PATH" not in out.stderr:
             errors.append(f"no model: exit {out.returncode}, stderr {out.stderr!r}")
+        # The same lookup as every other command: the config's `model` is the model.
+        model = fixtures / "models" / "stories260K-Q8_0.gguf"
+        (Path(tmp) / "hearth").mkdir()
+        (Path(tmp) / "hearth" / "config.toml").write_text(f'model = "{model}"\n')
+        out = subprocess.run([hearth, "model", "info"], capture_output=True, text=True, env=dict(env, XDG_CONFIG_HOME=tmp))
+        if out.returncode != 0 or str(model) not in out.stdout:
+            errors.append(f"model from the config: exit {out.returncode}, stderr {out.stderr!r}")
     if files:
         out = subprocess.run([hearth, "model", "info", "--cache-type", "q5_1", str(files[0])], capture_output=True, text=True)
         if out.returncode != 2 or "cache type 'q5_1' is not one of" not in out.stderr:
