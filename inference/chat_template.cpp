@@ -4,6 +4,12 @@ namespace hearth::inference {
 
 namespace {
 
+// DeepSeek's sentence markers. U+2581 (the SentencePiece space) is written as its bytes: an
+// SPM vocabulary reads it as a space, so source that spells it out does not survive a
+// tokenizer round trip (test_tokenizer_roundtrip tokenizes these files).
+constexpr const char * k_deepseek_bos = "<｜begin" "\xe2\x96\x81" "of" "\xe2\x96\x81" "sentence｜>";
+constexpr const char * k_deepseek_eos = "<｜end" "\xe2\x96\x81" "of" "\xe2\x96\x81" "sentence｜>";
+
 struct format_info {
     chat_format format;
     std::string_view name;
@@ -17,8 +23,8 @@ const std::vector<format_info> & formats() {
         {chat_format::gemma, "gemma", {"<bos>", "<start_of_turn>", "<end_of_turn>"}},
         {chat_format::chatml, "chatml", {"<|im_start|>", "<|im_end|>"}},
         {chat_format::deepseek_r1, "deepseek-r1",
-         {"<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<｜end▁of▁sentence｜>", "<think>", "</think>"}},
-        {chat_format::deepseek, "deepseek", {"<｜begin▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>", "<｜end▁of▁sentence｜>"}},
+         {k_deepseek_bos, "<｜User｜>", "<｜Assistant｜>", k_deepseek_eos, "<think>", "</think>"}},
+        {chat_format::deepseek, "deepseek", {k_deepseek_bos, "<｜User｜>", "<｜Assistant｜>", k_deepseek_eos}},
         {chat_format::phi3, "phi3", {"<|system|>", "<|user|>", "<|assistant|>", "<|end|>"}},
         {chat_format::granite, "granite", {"<|start_of_role|>", "<|end_of_role|>", "<|end_of_text|>"}},
         {chat_format::llama2, "llama2", {"<s>", "</s>"}},
@@ -188,7 +194,7 @@ result<std::string> render_chat(chat_format f, const std::vector<chat_turn> & tu
             // The system prompt follows BOS bare; an earlier answer keeps only what follows its
             // reasoning (the R1 template drops everything up to </think>).
             const bool r1 = f == chat_format::deepseek_r1;
-            out += "<｜begin▁of▁sentence｜>";
+            out += k_deepseek_bos;
             for (const auto & turn : turns)
                 if (turn.role == "system") out += turn.content;
             for (const auto & turn : turns) {
@@ -198,7 +204,7 @@ result<std::string> render_chat(chat_format f, const std::vector<chat_turn> & tu
                     std::string_view answer = turn.content;
                     if (const auto end = answer.rfind("</think>"); r1 && end != std::string_view::npos)
                         answer.remove_prefix(end + 8);
-                    out += "<｜Assistant｜>" + std::string(answer) + "<｜end▁of▁sentence｜>";
+                    out += "<｜Assistant｜>" + std::string(answer) + k_deepseek_eos;
                 }
             }
             out += r1 ? "<｜Assistant｜><think>\n" : "<｜Assistant｜>";
@@ -222,7 +228,7 @@ std::string_view chat_end_of_turn(chat_format f) {
         case chat_format::mistral: return "</s>";
         case chat_format::phi3: return "<|end|>";
         case chat_format::deepseek:
-        case chat_format::deepseek_r1: return "<｜end▁of▁sentence｜>";
+        case chat_format::deepseek_r1: return k_deepseek_eos;
         case chat_format::granite: return "<|end_of_text|>";
     }
     return "";
