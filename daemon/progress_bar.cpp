@@ -28,20 +28,6 @@ progress_bar::progress_bar(std::FILE * out, std::string label, uint64_t start_by
     : out_(out), label_(std::move(label)), start_bytes_(start_bytes), tty_(::isatty(::fileno(out)) == 1),
       start_(clock_type::now()), last_draw_(start_) {}
 
-std::string progress_bar::human_bytes(uint64_t n) {
-    static const char * units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = static_cast<double>(n);
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        ++u;
-    }
-    char buf[32];
-    if (u == 0) std::snprintf(buf, sizeof buf, "%" PRIu64 " B", n);
-    else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-    return buf;
-}
-
 std::string progress_bar::line(uint64_t done, std::optional<uint64_t> total, bool with_bar) const {
     const double secs = seconds_between(start_, clock_type::now());
     const uint64_t moved = done > start_bytes_ ? done - start_bytes_ : 0;

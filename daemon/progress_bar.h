@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "daemon/byte_units.h"
+
 namespace hearth::daemon {
 
 class progress_bar {
@@ -20,8 +22,6 @@ public:
     void update(uint64_t done_bytes, std::optional<uint64_t> total_bytes);
     void finish(uint64_t done_bytes);   // the last line, with the average rate
     void abandon();                     // ends a redrawn line, so an error starts on its own
-
-    static std::string human_bytes(uint64_t n);   // "241.4 MiB"
 
 private:
     std::string line(uint64_t done, std::optional<uint64_t> total, bool with_bar) const;
