@@ -82,7 +82,7 @@ if bursts > 0 then
     for i = 1, bursts do
       H.type(string.format('<Esc>Go<CR>def area_%d(w, h):<CR>ret', i), 0)
       local t0 = vim.loop.hrtime()
-      local ok = pcall(H.wait_for, ghost, 20000, 'ghost text')   -- none within 20 s: the model suggested nothing
+      local ok = pcall(H.wait_for, ghost, 8000, 'ghost text')   -- none within 8 s: the model suggested nothing
       if ok then ms[#ms + 1] = (vim.loop.hrtime() - t0) / 1e6 else none = none + 1 end
       H.type('<Esc>', 100)
     end
