@@ -92,16 +92,29 @@ result<std::vector<cached_model>> list_cached_models() {
     return out;
 }
 
-status set_default_model(const std::string & name) {
-    if (auto s = check_model_name(name); !s) return s;
+namespace {
+
+// The file of the cached model `name`, or why there is none (a bad name, no cache, no such model).
+result<fs::path> cached_model_file(const std::string & name) {
+    if (auto s = check_model_name(name); !s) return s.error();
     auto dir = model_cache_dir();
     if (!dir) return dir.error();
-    const fs::path target = fs::path(*dir) / (name + ".gguf"), link = fs::path(*dir) / k_default_link;
+    const fs::path target = fs::path(*dir) / (name + ".gguf");
     std::error_code ec;
     if (!fs::is_regular_file(target, ec)) return fail("no model '", name, "' in ", *dir, " (hearth models lists them)");
+    return target;
+}
+
+}  // namespace
+
+status set_default_model(const std::string & name) {
+    auto found = cached_model_file(name);
+    if (!found) return found.error();
+    const fs::path dir = found->parent_path(), link = dir / k_default_link;
+    std::error_code ec;
     if (fs::exists(link, ec) && !fs::is_symlink(link, ec))
         return fail(link.string(), " is a file, not the link to the default model; move it away");
-    const fs::path tmp = fs::path(*dir) / ".default.gguf.link";
+    const fs::path tmp = dir / ".default.gguf.link";
     fs::remove(tmp, ec);
     fs::create_symlink(name + ".gguf", tmp, ec);   // relative: the folder may move
     if (ec) return fail("cannot create ", tmp.string(), ": ", ec.message());
@@ -111,12 +124,10 @@ status set_default_model(const std::string & name) {
 }
 
 status remove_cached_model(const std::string & name) {
-    if (auto s = check_model_name(name); !s) return s;
-    auto dir = model_cache_dir();
-    if (!dir) return dir.error();
-    const fs::path target = fs::path(*dir) / (name + ".gguf"), link = fs::path(*dir) / k_default_link;
+    auto found = cached_model_file(name);
+    if (!found) return found.error();
+    const fs::path target = *found, link = target.parent_path() / k_default_link;
     std::error_code ec;
-    if (!fs::is_regular_file(target, ec)) return fail("no model '", name, "' in ", *dir, " (hearth models lists them)");
     if (fs::is_symlink(link, ec) && fs::read_symlink(link, ec).filename() == target.filename()) fs::remove(link, ec);
     fs::remove(fs::path(target.string() + ".verified"), ec);
     if (!fs::remove(target, ec) || ec) return fail("cannot remove ", target.string(), ": ", ec.message());

@@ -18,14 +18,6 @@ using namespace hearth::inference::testing;
 
 namespace {
 
-std::vector<token_id> random_tokens(size_t n, uint32_t seed, int32_t n_vocab) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int32_t> d(3, n_vocab - 1);
-    std::vector<token_id> v(n);
-    for (auto & t : v) t = d(rng);
-    return v;
-}
-
 // Requests the stop when the pass reaches layer `at_layer` of its `at_batch`-th batch (counted
 // from 0) and records the layers that ran after it.
 struct stop_at {

@@ -25,14 +25,6 @@ using namespace hearth::inference::testing;
 
 namespace {
 
-std::vector<token_id> random_tokens(size_t n, uint32_t seed, int32_t n_vocab) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int32_t> d(3, n_vocab - 1);
-    std::vector<token_id> v(n);
-    for (auto & t : v) t = d(rng);
-    return v;
-}
-
 std::vector<token_id> greedy(engine & eng, sequence seq, std::vector<float> logits, int n) {
     std::vector<token_id> out;
     for (int i = 0; i < n; ++i) {

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "inference/engine.h"
 #include "inference/gguf/gguf_file.h"
@@ -13,6 +15,15 @@
 #include "kernels/thread_pool.h"
 
 namespace hearth::inference::testing {
+
+// n token ids drawn at a fixed seed, above the tiny vocabulary's special tokens (0-2).
+inline std::vector<token_id> random_tokens(size_t n, uint32_t seed, int32_t n_vocab) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int32_t> d(3, n_vocab - 1);
+    std::vector<token_id> v(n);
+    for (auto & t : v) t = d(rng);
+    return v;
+}
 
 inline const std::string k_tiny_model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
 
