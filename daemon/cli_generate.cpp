@@ -178,6 +178,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         params.sampling.temperature = cf->temperature;
         params.sampling.seed = cf->seed;
         params.rule = inference::make_completion_rule(inference::guess_line_mode(in.prefix, in.suffix), in.prefix, in.suffix);
+        params.end_tokens = inference::fim_end_tokens((*lm)->vocab());
         state.exit_code = run_generation(**lm, *prompt, params, cf->verbose);
     });
 

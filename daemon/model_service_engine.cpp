@@ -168,6 +168,7 @@ public:
             params.sampling.temperature = c == 0 ? 0.0f : std::max(req.temperature, 0.7f);
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
+            params.end_tokens = inference::fim_end_tokens(voc);
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();

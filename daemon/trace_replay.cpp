@@ -152,6 +152,7 @@ private:
         params.n_predict = ro_.n_predict;
         const auto line_mode = mode == completion_mode::multi_line ? inference::line_mode::multi_line : inference::line_mode::single_line;
         params.rule = inference::make_completion_rule(line_mode, in.prefix, in.suffix);
+        params.end_tokens = inference::fim_end_tokens(lm_.vocab());
         std::optional<clock_type::time_point> first;
         auto gen = inference::generate(lm_.eng(), lm_.vocab(), slot, logits, params, {}, [&](std::string_view) {
             if (!first) first = clock_type::now();

@@ -41,6 +41,9 @@ struct generation_params {
     std::chrono::milliseconds time_cap{0};
     sampler_params sampling;
     std::vector<std::string> stop_strings;      // cut before the first occurrence
+    // Tokens that end generation besides the vocabulary's end-of-generation set (a FIM
+    // family's own, fim_end_tokens()); like those, never part of the text.
+    std::vector<token_id> end_tokens;
     stop_rule rule;                             // optional
 };
 
