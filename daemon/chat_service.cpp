@@ -97,6 +97,7 @@ void chat_service::handle(uint64_t owner, const lsp::chat_params & p, const lsp:
     req.messages = build_chat_messages(in);
     req.n_predict = settings_.max_tokens;
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+    req.show_reasoning = settings_.show_reasoning;
 
     static constexpr const char * titles[] = {"hearth: chat", "hearth: explain", "hearth: fix", "hearth: ask"};
     const std::string title = titles[static_cast<int>(p.intent)];

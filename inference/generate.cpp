@@ -119,7 +119,8 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
         out.sum_logprob += log_softmax_at(logits, tok);
         smp.accept(tok);
         out.tokens.push_back(tok);
-        out.text += vocab.piece(tok);
+        const bool rendered = std::find(params.rendered_tokens.begin(), params.rendered_tokens.end(), tok) != params.rendered_tokens.end();
+        out.text += vocab.piece(tok, rendered);
 
         size_t cut = std::string::npos;
         for (const auto & s : params.stop_strings) {

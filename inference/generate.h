@@ -44,6 +44,9 @@ struct generation_params {
     // Tokens that end generation besides the vocabulary's end-of-generation set (a FIM
     // family's own, fim_end_tokens()); like those, never part of the text.
     std::vector<token_id> end_tokens;
+    // Control tokens whose text is written into the output all the same (a reasoning block's
+    // <think> and </think>, which reasoning_filter looks for).
+    std::vector<token_id> rendered_tokens;
     stop_rule rule;                             // optional
 };
 
