@@ -3,8 +3,8 @@
 // and a prefetched answer after an accept is exactly what the model says there cold.
 #include <catch2/catch.hpp>
 
-#include "daemon/edit_trace.h"
-#include "daemon/trace_replay.h"
+#include "daemon/bench/edit_trace.h"
+#include "daemon/bench/trace_replay.h"
 
 using namespace hearth;
 using namespace hearth::daemon;
