@@ -1,28 +1,15 @@
 #include "daemon/bench/trace_replay.h"
 
-#include <chrono>
+#include <algorithm>
 #include <map>
-#include <memory>
-#include <optional>
+#include <set>
 
 #include <xxhash.h>
 
-#include "daemon/pipeline/fim_window.h"
-#include "daemon/pipeline/suggestion_memory.h"
-#include "inference/completion_rules.h"
-#include "inference/fim.h"
-#include "inference/generate.h"
-#include "inference/sequence.h"
-#include "inference/session_cache.h"
+#include "daemon/pipeline/completion_pipeline.h"
 
 namespace hearth::daemon {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
-
-double ms_between(clock_type::time_point a, clock_type::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 struct document {
     std::string text;
@@ -30,21 +17,31 @@ struct document {
     std::string shown;          // the suggestion on screen at the cursor ("" when none)
 };
 
+// Line (0-based) of a byte offset: where the extra context's ring takes its piece.
+int64_t line_of(const std::string & text, size_t offset) {
+    return std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(offset, text.size())), '\n');
+}
+
 class replayer {
 public:
-    replayer(inference::loaded_model & lm, const replay_options & ro)
-        : lm_(lm), ro_(ro), sessions_(lm.eng(), lm.cache_type(), lm.n_ctx(), k_budget) {}
+    replayer(model_service & model, const replay_options & ro) : model_(model), ro_(ro), pipeline_(&model, ro.settings) {}
 
     result<replay_result> run(const std::vector<trace_event> & events) {
-        for (size_t i = 0; i < events.size(); ++i)
-            if (auto s = step(events[i]); !s) return fail("trace event ", i + 1, ": ", s.message());
+        status s;
+        for (size_t i = 0; i < events.size() && s; ++i)
+            if (s = step(events[i]); !s) s = fail("trace event ", i + 1, ": ", s.message());
+        for (const auto & uri : used_) model_.release_document(uri);
+        if (!s) return s.error();
         return std::move(out_);
     }
 
 private:
+    static constexpr uint64_t k_owner = 1;   // the one editor connection
+
     status step(const trace_event & e) {
         if (e.op == trace_event::kind::open) {
             docs_[e.uri] = document{e.text, 0, ""};
+            pipeline_.document_opened(k_owner, e.uri, e.text);
             return {};
         }
         auto it = docs_.find(e.uri);
@@ -88,101 +85,58 @@ private:
         return {};
     }
 
+    // What the LSP service does for one textDocument/inlineCompletion, in the same order.
     status complete(const std::string & uri, document & d) {
-        const std::string_view before = std::string_view(d.text).substr(0, d.cursor);
-        const std::string_view after = std::string_view(d.text).substr(d.cursor);
+        completion_ask ask;
+        ask.key = uri;
+        ask.uri = uri;
+        ask.text = d.text;
+        ask.cursor = d.cursor;
+        ask.extra = pipeline_.extra_context(k_owner, uri, line_of(d.text, d.cursor), [this](const std::string & u) {
+            auto it = docs_.find(u);
+            return it == docs_.end() ? std::nullopt : std::optional<std::string>(it->second.text);
+        });
         replay_record r;
         r.doc_hash = XXH3_64bits(d.text.data(), d.text.size()) ^ (d.cursor * 0x9E3779B97F4A7C15ull);
-        if (ro_.typed_ahead) {
-            const auto t0 = clock_type::now();
-            if (auto hit = memory_.lookup(uri, before, after)) {
-                r.ttft_ms = r.total_ms = ms_between(t0, clock_type::now());
-                r.from_memory = true;
-                r.text = hit->front();
-                d.shown = r.text;
-                out_.completions.push_back(std::move(r));
-                if (ro_.prefetch) return prefetch(uri, d);
-                return {};
-            }
+        std::optional<completion_answer> answer = pipeline_.recall(ask);
+        if (!answer) {
+            if (ro_.cold) model_.release_document(uri);
+            used_.insert(uri);
+            auto ran = pipeline_.run(ask, pipeline_.request_for(ask), {}, /*remember=*/true);
+            if (!ran) return ran.error();
+            answer = std::move(*ran);
         }
-        auto s = run_model(uri, d.text, d.cursor, r);
-        if (!s) return s;
+        r.from_memory = answer->from_memory;
+        r.n_prompt = answer->timings.n_prompt_tokens;
+        r.n_reused = answer->timings.n_cached_tokens;
+        r.n_shifted = answer->timings.n_shifted_tokens;
+        r.n_evaluated = answer->timings.n_prompt_tokens - answer->timings.n_cached_tokens;
+        r.ttft_ms = answer->ttft_ms;
+        r.total_ms = answer->ms;
+        r.text = answer->items.empty() ? std::string() : answer->items.front();
         d.shown = r.text;
-        if (ro_.typed_ahead && !r.text.empty()) memory_.remember(uri, before, after, {r.text});
         out_.completions.push_back(std::move(r));
-        if (ro_.prefetch && !d.shown.empty()) return prefetch(uri, d);
+        // The daemon computes the completion after the accept while the suggestion is shown.
+        if (!d.shown.empty())
+            if (auto next = pipeline_.after_accept(ask, d.shown)) {
+                if (ro_.cold) model_.release_document(uri);
+                if (auto ms = pipeline_.prefetch(*next, {})) out_.prefetch_ms.push_back(*ms);
+            }
         return {};
     }
 
-    // The completion after the shown suggestion is accepted, computed as the daemon does while
-    // the user reads it; timed apart (it is not on the way to any first token).
-    status prefetch(const std::string & uri, const document & d) {
-        const std::string text = d.text.substr(0, d.cursor) + d.shown + d.text.substr(d.cursor);
-        const size_t cursor = d.cursor + d.shown.size();
-        const std::string_view before = std::string_view(text).substr(0, cursor), after = std::string_view(text).substr(cursor);
-        if (memory_.has(uri, before, after)) return {};
-        replay_record r;
-        if (auto s = run_model(uri, text, cursor, r); !s) return s;
-        out_.prefetch_ms.push_back(r.total_ms);
-        if (!r.text.empty()) memory_.remember(uri, before, after, {r.text});
-        return {};
-    }
-
-    status run_model(const std::string & uri, const std::string & text, size_t cursor, replay_record & r) {
-        const auto window = cut_fim_window(text, cursor, ro_.prefix_lines, ro_.suffix_lines);
-        const completion_mode mode = detect_mode(text, cursor);
-        inference::fim_input in;
-        in.prefix = window.prefix;
-        in.suffix = window.suffix;
-        in.path = uri;
-        auto prompt = inference::build_completion_prompt(lm_.vocab(), in);
-        if (!prompt) return prompt.error();
-        if (static_cast<int64_t>(prompt->size()) + ro_.n_predict > lm_.n_ctx()) return fail("the prompt does not fit the context");
-
-        // The daemon's slot choice (session_cache::pick_slot); cold: a slot of its own, cleared.
-        const std::string key = ro_.reuse ? sessions_.pick_slot(uri, *prompt, ro_.chunk_min, ro_.slots_per_document) : "cold";
-        auto acquired = sessions_.acquire(key, static_cast<int32_t>(prompt->size()) + ro_.n_predict);
-        if (!acquired) return acquired.error();
-        inference::sequence & slot = **acquired;
-        const auto t0 = clock_type::now();
-        std::vector<float> logits;
-        auto pf = inference::prefill(lm_.eng(), slot, *prompt, logits, inference::prefill_options{ro_.reuse, ro_.chunk_min, {}});
-        if (!pf) return pf.error();
-        inference::generation_params params;
-        params.n_predict = ro_.n_predict;
-        const auto line_mode = mode == completion_mode::multi_line ? inference::line_mode::multi_line : inference::line_mode::single_line;
-        params.rule = inference::make_completion_rule(line_mode, in.prefix, in.suffix);
-        std::optional<clock_type::time_point> first;
-        auto gen = inference::generate(lm_.eng(), lm_.vocab(), slot, logits, params, {}, [&](std::string_view) {
-            if (!first) first = clock_type::now();
-        });
-        if (!gen) return gen.error();
-        const auto t1 = clock_type::now();
-        r.n_prompt = pf->n_prompt;
-        r.n_reused = pf->n_reused;
-        r.n_shifted = pf->n_shifted;
-        r.n_evaluated = pf->n_evaluated;
-        r.ttft_ms = ms_between(t0, first.value_or(t1));
-        r.total_ms = ms_between(t0, t1);
-        r.text = trim_completion(gen->text, in.prefix, in.suffix, mode);
-        return {};
-    }
-
-    inference::loaded_model & lm_;
+    model_service & model_;
     replay_options ro_;
+    completion_pipeline pipeline_;
     std::map<std::string, document> docs_;
-    // Room for every slot of a replay: a trace's documents are few and the contexts short.
-    static constexpr uint64_t k_budget = 64ull << 30;
-    inference::session_cache sessions_;
-    suggestion_memory memory_;
+    std::set<std::string> used_;   // documents whose slots the model holds
     replay_result out_;
 };
 
 }  // namespace
 
-result<replay_result> replay_trace(inference::loaded_model & lm, const std::vector<trace_event> & events,
-                                   const replay_options & ro) {
-    return replayer(lm, ro).run(events);
+result<replay_result> replay_trace(model_service & model, const std::vector<trace_event> & events, const replay_options & ro) {
+    return replayer(model, ro).run(events);
 }
 
 }  // namespace hearth::daemon

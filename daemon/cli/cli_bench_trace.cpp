@@ -8,10 +8,10 @@
 
 #include "daemon/bench/bench_stats.h"
 #include "daemon/bench/edit_trace.h"
-#include "daemon/engine/model_path.h"
 #include "daemon/bench/trace_replay.h"
-#include "inference/loaded_model.h"
-#include "inference/sequence.h"
+#include "daemon/engine/model_path.h"
+#include "daemon/engine/model_service.h"
+#include "daemon/settings/config.h"
 
 namespace hearth::daemon {
 namespace {
@@ -44,8 +44,9 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     auto * cmd = bench.add_subcommand("trace", "Replay editing traces: time to first token with the KV cache reused vs cold");
     struct flags {
         std::vector<std::string> files;
-        std::string model, cache_type = "q8_0";
-        int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = inference::k_default_chunk_min, slots = 2;
+        std::string model, cache_type = inference::k_default_cache_type;
+        int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = completion_settings{}.chunk_reuse_min,
+                slots = completion_settings{}.slots_per_document;
         bool no_typed_ahead = false, no_prefetch = false, verbose = false, json = false;
     };
     auto * f = new flags;
@@ -66,19 +67,28 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     cmd->callback([&state, f] {
         auto path = resolve_model_path(f->model);
         if (!path) { std::fprintf(stderr, "hearth bench trace: %s\n", path.message().c_str()); state.exit_code = 2; return; }
-        inference::load_options lo;
-        lo.model_path = *path;
-        lo.n_threads = f->threads;
-        lo.cache_type = f->cache_type;
-        lo.n_ctx = f->ctx;
-        auto lm = inference::loaded_model::load(lo);
-        if (!lm) { std::fprintf(stderr, "hearth bench trace: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
+        // The daemon's own engine and completion settings (its defaults, with the flags' changes).
+        engine_options eo;
+        eo.model_path = *path;
+        eo.n_threads = f->threads;
+        eo.cache_type = f->cache_type;
+        eo.n_ctx = f->ctx;
+        auto engine = make_engine_model_service(eo);
+        if (!engine) { std::fprintf(stderr, "hearth bench trace: %s\n", engine.message().c_str()); state.exit_code = 1; return; }
+        model_service & model = **engine;
         // Three replays of each trace: everything the daemon does (chunk reuse, typed ahead,
         // prefetch, as switched), exact prefix reuse only, and cold.
-        const replay_options full{.reuse = true, .chunk_min = f->chunk_min, .typed_ahead = !f->no_typed_ahead,
-                                  .prefetch = !f->no_prefetch, .slots_per_document = f->slots, .n_predict = f->n_predict};
-        const replay_options prefix_only{.reuse = true, .slots_per_document = f->slots, .n_predict = f->n_predict};
-        const replay_options cold{.reuse = false, .n_predict = f->n_predict};
+        replay_options full;
+        full.settings.max_tokens = f->n_predict;
+        full.settings.chunk_reuse_min = f->chunk_min;
+        full.settings.slots_per_document = f->slots;
+        full.settings.typed_ahead = !f->no_typed_ahead;
+        full.settings.prefetch = !f->no_prefetch;
+        replay_options prefix_only = full;
+        prefix_only.settings.chunk_reuse_min = 0;
+        prefix_only.settings.typed_ahead = prefix_only.settings.prefetch = false;
+        replay_options cold = prefix_only;
+        cold.cold = true;
         boost::json::array summary;
         if (!f->json)
             std::printf("%-20s %3s | %-20s | %6s | %-20s | %-20s | %7s | %-13s | %s\n", "trace", "n", "TTFT reuse med/p90 ms",
@@ -90,9 +100,9 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
             ss << in.rdbuf();
             auto events = parse_trace(ss.str());
             if (!events) { std::fprintf(stderr, "hearth bench trace: %s: %s\n", file.c_str(), events.message().c_str()); state.exit_code = 1; return; }
-            auto a = replay_trace(**lm, *events, full);
-            auto b = a ? replay_trace(**lm, *events, prefix_only) : a;
-            auto c = b ? replay_trace(**lm, *events, cold) : b;
+            auto a = replay_trace(model, *events, full);
+            auto b = a ? replay_trace(model, *events, prefix_only) : a;
+            auto c = b ? replay_trace(model, *events, cold) : b;
             if (!c) {
                 std::fprintf(stderr, "hearth bench trace: %s: %s\n", file.c_str(), c.message().c_str());
                 state.exit_code = 1;
@@ -124,7 +134,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
                     {"ttft_prefix_only_p90_ms", sb.p90}, {"ttft_cold_median_ms", sc.median}, {"ttft_cold_p90_ms", sc.p90},
                     {"ratio_median", ratio}, {"prefetches", a->prefetch_ms.size()}, {"prefetch_median_ms", prefetch_med},
                     {"same_text", same_a.first}, {"same_text_prefix_only", same_b.first}, {"comparable", same_a.second},
-                    {"chunk_min", f->chunk_min}, {"typed_ahead", full.typed_ahead}, {"prefetch", full.prefetch}});
+                    {"chunk_min", f->chunk_min}, {"typed_ahead", full.settings.typed_ahead}, {"prefetch", full.settings.prefetch}});
             } else {
                 char ratio_text[16];
                 if (ratio >= 1000.0) std::snprintf(ratio_text, sizeof ratio_text, ">=1000x");

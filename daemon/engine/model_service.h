@@ -91,6 +91,7 @@ struct fim_request {
 struct generation_timings {
     int32_t n_prompt_tokens = 0;   // tokens in the prompt
     int32_t n_cached_tokens = 0;   // of those, reused from the KV cache (not evaluated)
+    int32_t n_shifted_tokens = 0;  // of the cached, moved from elsewhere in the slot (chunk reuse)
     int32_t n_generated = 0;       // tokens generated, all candidates together
     double t_prompt_ms = 0;        // evaluating the prompt tokens that were not cached
     double t_generate_ms = 0;      // decoding the generated tokens

@@ -146,6 +146,7 @@ public:
             if (c == 0) {
                 out.timings.n_prompt_tokens = pf->n_prompt;
                 out.timings.n_cached_tokens = pf->n_reused;
+                out.timings.n_shifted_tokens = pf->n_shifted;
                 out.timings.n_window_shortened = shortened;
                 measure_prompt_speed(*pf);
             }

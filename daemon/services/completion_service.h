@@ -1,7 +1,8 @@
-// completion_service: textDocument/inlineCompletion. On the connection's strand it copies
-// what the job needs from the document store (the FIM window, the cursor's range), then
-// queues a job at completion priority; on the compute worker the job calls
-// model_service::complete and answers with InlineCompletionItems.
+// completion_service: textDocument/inlineCompletion, the protocol's side of the completion
+// pipeline (daemon/pipeline/completion_pipeline.h). On the connection's strand it copies the
+// document as the editor shows it and the cursor's range, asks the pipeline's memory, then
+// queues a job at completion priority; on the compute worker the job runs the pipeline and
+// answers with InlineCompletionItems.
 // Newest keystroke wins: a request supersedes every older one for the same document of the
 // same connection (queued: answered -32800 at once; running: stopped at its next token).
 // Automatic triggers wait `debounce` for the next keystroke; Invoked ones run at once and
@@ -16,20 +17,15 @@
 // the worker; shared counters are atomics; the memory locks.
 #pragma once
 
-#include <array>
 #include <atomic>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "daemon/settings/config.h"
-#include "daemon/pipeline/context_ring.h"
-#include "daemon/pipeline/fim_window.h"
 #include "daemon/engine/model_service.h"
+#include "daemon/pipeline/completion_pipeline.h"
 #include "daemon/services/scheduler.h"
-#include "daemon/pipeline/suggestion_memory.h"
+#include "daemon/settings/config.h"
 #include "lsp/server.h"
 
 #include <boost/json/object.hpp>
@@ -47,8 +43,8 @@ public:
 
     double last_completion_ms() const { return last_ms_.load(); }
     uint64_t served() const { return served_.load(); }
-    uint64_t answered_from_memory() const { return memory_.hits(); }
-    uint64_t prefetched() const { return prefetched_.load(); }
+    uint64_t answered_from_memory() const { return pipeline_.answered_from_memory(); }
+    uint64_t prefetched() const { return pipeline_.prefetched(); }
     // Why answers came back cut, trimmed or empty (hearth/status `completionOutcomes`): how
     // the first candidate's generation ended, which cleanup filter cut it, and why answers
     // were empty (`model`: the model gave nothing; else the filter that removed all of it).
@@ -62,40 +58,15 @@ public:
 
 private:
     std::shared_ptr<scheduler> sched_;
-    model_service * model_;
-    completion_settings settings_;
+    bool has_model_;
+    completion_pipeline pipeline_;
     std::atomic<double> last_ms_{0};
     std::atomic<uint64_t> served_{0};
     std::atomic<uint64_t> next_item_id_{1};
-    std::atomic<uint64_t> prefetched_{0};
-    std::array<std::atomic<uint64_t>, k_n_stop_reasons> ends_{};       // by the first candidate's stop_reason
-    std::array<std::atomic<uint64_t>, k_n_cleanup_filters> trimmed_{};  // by cleanup_filter
-    std::array<std::atomic<uint64_t>, k_n_cleanup_filters> emptied_{};  // [none]: the model gave nothing
-    std::atomic<uint64_t> empty_{0};
-    suggestion_memory memory_;
-    // Extra context per connection: the ring, and the file and line of the last request (a
-    // piece of it joins the ring when the user moves to another file).
-    struct owner_context {
-        context_ring ring;
-        std::string last_uri;
-        int64_t last_line = 0;
-    };
-    std::mutex context_mu_;
-    std::map<uint64_t, owner_context> contexts_;
 
-    owner_context & context_of(uint64_t owner);   // context_mu_ held
-    std::vector<context_chunk> extra_context_for(uint64_t owner, const lsp::document & doc, int64_t line,
-                                                 const lsp::document_store * docs);
-
-    // A request for the document with the settings filled in; the cursor's window, mode and
-    // candidate count are the caller's.
-    fim_request base_request(const lsp::document & doc, std::vector<context_chunk> extra) const;
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);
-    // Cleans the candidates into the items to insert, counts the outcome and logs why an
-    // answer is cut, trimmed or empty.
-    std::vector<std::string> clean_and_record(const fim_request & req, const completion & r, double ms);
-    void submit_prefetch(uint64_t owner, fim_request req, std::string before, std::string after, std::string accepted);
+    void submit_prefetch(uint64_t owner, const completion_ask & shown, const std::string & accepted);
 };
 
 // "<owner>\n<uri>": the scheduler's supersede key of a document's completions.
