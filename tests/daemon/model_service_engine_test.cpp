@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/model_service.h"
+#include "daemon/engine/model_service.h"
 #include "tests/inference/python_util.h"
 
 using namespace hearth::daemon;
