@@ -6,14 +6,10 @@
 namespace hearth::inference {
 namespace {
 
-// U+2581 (the SentencePiece space) and U+FF5C (DeepSeek's fullwidth bar) are written as their
-// bytes: test_tokenizer_roundtrip tokenizes this file, and an SPM vocabulary reads U+2581 as
-// a space.
-
 struct family_info {
     fim_family family;
     std::string_view name;
-    std::string_view who;                        // for the reason: whose tokens these are
+    std::string_view who;                        // for the reason: whose tokens these are, and why
     std::vector<std::string_view> prefix_texts;  // the prefix token's text tells the family
     std::string_view repo_text, sep_text;        // repository-level tokens when the vocabulary names none
     bool newline_after_repo_name;
@@ -22,17 +18,20 @@ struct family_info {
 };
 
 // CodeGemma shares Qwen's prefix text; its <|file_separator|> tells them apart (checked first).
+// U+2581 (the SentencePiece space) and U+FF5C (DeepSeek's fullwidth bar) are written as their
+// bytes: test_tokenizer_roundtrip tokenizes this file, and an SPM vocabulary reads U+2581 as
+// a space.
 const std::vector<family_info> & families() {
     static const std::vector<family_info> all{
-        {fim_family::codegemma, "codegemma", "CodeGemma's, with <|file_separator|>", {"<|fim_prefix|>"}, "", "", true, false,
+        {fim_family::codegemma, "codegemma", "CodeGemma's tokens (with <|file_separator|> in the vocabulary)", {"<|fim_prefix|>"}, "", "", true, false,
          {"<|file_separator|>", "<eos>"}},
-        {fim_family::qwen, "qwen", "Qwen's", {"<|fim_prefix|>"}, "", "", true, false,
+        {fim_family::qwen, "qwen", "Qwen's tokens", {"<|fim_prefix|>"}, "", "", true, false,
          {"<|endoftext|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"}},
-        {fim_family::starcoder, "starcoder", "StarCoder's", {"<fim_prefix>", "<fim-prefix>"}, "<repo_name>", "<file_sep>", false,
+        {fim_family::starcoder, "starcoder", "StarCoder's tokens", {"<fim_prefix>", "<fim-prefix>"}, "<repo_name>", "<file_sep>", false,
          true, {"<|endoftext|>", "<fim_pad>", "<file_sep>"}},
-        {fim_family::codellama, "codellama", "CodeLlama's", {"\xe2\x96\x81" "<PRE>", "<PRE>"}, "", "", true, false,
+        {fim_family::codellama, "codellama", "CodeLlama's tokens", {"\xe2\x96\x81" "<PRE>", "<PRE>"}, "", "", true, false,
          {"\xe2\x96\x81" "<EOT>", "<EOT>", "</s>"}},
-        {fim_family::deepseek, "deepseek", "DeepSeek-Coder's", {"<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>"}, "", "",
+        {fim_family::deepseek, "deepseek", "DeepSeek-Coder's tokens", {"<\xef\xbd\x9c" "fim\xe2\x96\x81" "begin\xef\xbd\x9c>"}, "", "",
          true, false, {"<\xef\xbd\x9c" "end\xe2\x96\x81" "of\xe2\x96\x81" "sentence\xef\xbd\x9c>", "<|EOT|>"}},
     };
     return all;
@@ -91,7 +90,7 @@ fim_format detect_fim_format(const tokenizer::vocab & v) {
     }
     out.reason = std::string(v.fim_from_keys() ? "tokenizer.ggml.fim_pre/suf/mid_token_id name " : "token texts ") +
                  token_list(v, {out.prefix, out.suffix, out.middle}) + ": " +
-                 (f ? std::string(f->who) + " tokens" : std::string("no family we know, laid out as Qwen's"));
+                 (f ? std::string(f->who) : std::string("no family we know, laid out as Qwen's"));
     if (out.file_sep != k_no_token)
         out.reason += "; repository-level context with " + token_list(v, {out.repo_name, out.file_sep});
     if (!out.end_tokens.empty()) {
