@@ -144,6 +144,7 @@ const std::map<std::string, setter, std::less<>> & chat_keys() {
         {"time-budget-ms", integer(F(chat.time_budget_ms), 1, 3600000)},
         {"context-lines", integer(F(chat.context_lines), 0, 100000)},
         {"show-reasoning", boolean(F(chat.show_reasoning))},
+        {"system-prompt", string(F(chat.system_prompt))},
     };
     return keys;
 }
