@@ -18,6 +18,12 @@ void add_bias(float * y, const float * b, int32_t n_tokens, int32_t width) {
     if (b) kernels::add_row(y, b, n_tokens, width);
 }
 
+// y *= s over n values (ggml_scale: one f32 product each); nothing when s is 1.
+void scale(float * y, float s, size_t n) {
+    if (s == 1.0f) return;
+    for (size_t i = 0; i < n; ++i) y[i] *= s;
+}
+
 // fn(t0, t1) over the batch's tokens: on the pool in chunks of 16 tokens for a prefill batch
 // (the row-wise ops between the matmuls ran on one thread while the other waited: pp512 with an
 // f16 cache, 2 threads, median of three alternating runs 292 -> 311 t/s), on the calling thread
@@ -136,7 +142,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     };
     observe("embd", -1, x_.data(), n_embd);
     if (hp.embd_scale != 1.0f) {
-        for (size_t i = 0; i < static_cast<size_t>(n) * n_embd; ++i) x_[i] *= hp.embd_scale;
+        scale(x_.data(), hp.embd_scale, static_cast<size_t>(n) * n_embd);
         observe("inp_scaled", -1, x_.data(), n_embd);
     }
     // Sliding-window layers: token t sees the n_swa positions up to its own.
@@ -146,7 +152,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return false;
         const layer & L = model_.layers()[il];
-        const kernels::rope_params rope = hp.rope_for_layer(il);
+        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
 
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
         norm_input(L.attn_norm, L.attn_norm_b);
@@ -185,7 +191,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         observe("Qcur_rope", il, q_.data(), n_q);
         observe("Kcur_rope", il, k_.data(), n_kv);
         if (hp.q_scale != 1.0f) {
-            for (size_t i = 0; i < static_cast<size_t>(n) * n_q; ++i) q_[i] *= hp.q_scale;
+            scale(q_.data(), hp.q_scale, static_cast<size_t>(n) * n_q);
             observe("Qcur_scaled", il, q_.data(), n_q);
         }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
@@ -210,6 +216,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             norm_rows(L.attn_post_norm);
             observe("attn_post_norm", il, cur_.data(), n_embd);
         }
+        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -261,6 +268,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             norm_rows(L.ffn_post_norm);
             observe("ffn_post_norm", il, cur_.data(), n_embd);
         }
+        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -282,6 +290,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     if (observer_) observer_("result_norm", -1, cur_.data(), n_out, n_embd);
     mm_.set_activations(cur_.data(), n_out, n_embd);
     kernels::matmul(view(model_.output()), mm_, logits, pool_);
+    scale(logits, hp.logit_scale, static_cast<size_t>(n_out) * hp.n_vocab);   // granite
     if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
     return true;
 }

@@ -37,9 +37,9 @@ void rope_cos_sin(int32_t pos, const rope_params & p, float * cos_out, float * s
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
     float theta = static_cast<float>(pos);
     for (int32_t i = 0; i < p.n_rot / 2; ++i) {
-        const float t = p.freq_scale * theta;
-        cos_out[i] = std::cos(t);
-        sin_out[i] = std::sin(t);
+        const float t = p.freq_factors ? p.freq_scale * (theta / p.freq_factors[i]) : p.freq_scale * theta;
+        cos_out[i] = std::cos(t) * p.attn_factor;
+        sin_out[i] = std::sin(t) * p.attn_factor;
         theta *= theta_scale;
     }
 }
