@@ -138,6 +138,47 @@ TEST_CASE("model: an architecture we do not support is refused by name, with the
         CHECK(std::find(archs.begin(), archs.end(), a) != archs.end());
 }
 
+namespace {
+
+// A one-layer file of `arch` with the hyperparameters every architecture needs (n_embd 32,
+// 2 heads, n_ff 64, 8 tokens) and the given extra keys and tensors after token_embd and the norms.
+std::vector<uint8_t> small_file(const std::string & arch, std::vector<test::test_kv> extra_kvs,
+                                std::vector<test::test_tensor> extra_tensors) {
+    test::gguf_builder b;
+    b.kvs = {test::kv_string("general.architecture", arch), test::kv_u32(arch + ".block_count", 1),
+             test::kv_u32(arch + ".embedding_length", 32), test::kv_u32(arch + ".attention.head_count", 2),
+             test::kv_u32(arch + ".feed_forward_length", 64), test::kv_u32(arch + ".context_length", 64)};
+    for (auto & kv : extra_kvs) b.kvs.push_back(std::move(kv));
+    b.tensors = {test::make_tensor("token_embd.weight", 0, {32, 8}), test::make_tensor("output_norm.weight", 0, {32}),
+                 test::make_tensor("blk.0.attn_norm.weight", 0, {32})};
+    for (auto & t : extra_tensors) b.tensors.push_back(std::move(t));
+    return b.build();
+}
+
+std::string load_error(const std::vector<uint8_t> & bytes) {
+    auto f = gguf::gguf_file::from_memory(bytes);
+    REQUIRE(f.has_value());
+    auto m = model::load(*f);
+    REQUIRE_FALSE(m.has_value());
+    return m.message();
+}
+
+}  // namespace
+
+TEST_CASE("model: a granite file without logit_scale and a fused attn_qkv of the wrong shape are refused by name",
+          "[inference][model][arch]") {
+    CHECK_THAT(load_error(small_file("granite", {}, {})), Catch::Contains("'granite.logit_scale' is missing"));
+    // Q 32 + K 32 + V 32 rows are 96; a file with 64 says which tensor and what was expected.
+    CHECK_THAT(load_error(small_file("phi3", {}, {test::make_tensor("blk.0.attn_qkv.weight", 0, {32, 64})})),
+               Catch::Contains("tensor 'blk.0.attn_qkv.weight' has shape [32, 64, 1, 1], expected [32, 96]"));
+    // phi3's gate and up are one ffn_up of 2 * n_ff rows.
+    CHECK_THAT(load_error(small_file("phi3", {}, {test::make_tensor("blk.0.attn_qkv.weight", 0, {32, 96}),
+                                                  test::make_tensor("blk.0.attn_output.weight", 0, {32, 32}),
+                                                  test::make_tensor("blk.0.ffn_norm.weight", 0, {32}),
+                                                  test::make_tensor("blk.0.ffn_up.weight", 0, {32, 64})})),
+               Catch::Contains("tensor 'blk.0.ffn_up.weight' has shape [32, 64, 1, 1], expected [32, 128]"));
+}
+
 TEST_CASE("small models of each architecture and llama variant: greedy tokens identical to llama.cpp's, logits "
           "within tolerance",
           "[inference][golden][arch]") {
