@@ -13,10 +13,12 @@ namespace hearth::kernels {
 namespace {
 
 // ggml's GELU formula; ggml evaluates it through an fp16 table (below), which this fills.
+// 1 + (a x) x is one fma, as the compiler contracts it in ggml's build (C, -march=native): one
+// table entry (x = -1.9990234375, a near-halfway case) rounds to the other fp16 value without it.
 inline float gelu_tanh(float x) {
     constexpr float k_sqrt_2_over_pi = 0.79788456080286535587989211986876f;
     constexpr float k_coef_a = 0.044715f;
-    return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * (1.0f + k_coef_a * x * x)));
+    return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * std::fma(k_coef_a * x, x, 1.0f)));
 }
 
 // gelu(h) for every fp16 bit pattern h, rounded to fp16: ggml's CPU GELU reads this table for

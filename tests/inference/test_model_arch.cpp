@@ -239,11 +239,12 @@ TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cach
                                      << " greedy continuations identical; max |dlogit| over llama.cpp's top-10 "
                                      << sum.max_top_diff << (sum.first_mismatch.empty() ? "" : "; first mismatch: ")
                                      << sum.first_mismatch);
-    // Every step of the forward pass gives llama.cpp's bits for a prompt whose length is a
-    // multiple of 4 (tests/golden/README.md's dump tools, docs/models.md). The last n % 4 tokens
-    // of a prompt differ in the last bits of the Q4_K products (hearth keeps the batch order
-    // there, llama.cpp switches), and gemma's residual stream (|x| up to 3e4) grows that to
-    // logits 1-2 apart, enough to flip a near-tie later in a continuation.
-    CHECK(sum.n_identical >= 1);
-    CHECK(sum.max_top_diff < 1.5f);
+    // Every step of the forward pass gives llama.cpp's bits (the GELU table included: one of
+    // its entries rounds as ggml's only with its fma), for the prompt and 24 decode steps of
+    // continue_go_pool (344 tokens), except the last n % 4 tokens of a prompt, whose Q4_K
+    // products differ in the last bits (hearth keeps the batch order there, llama.cpp switches;
+    // tests/golden/README.md): the other two prompts (313 and 21 tokens) end in such a token,
+    // and gemma's residual stream (|x| up to 3e4) grows that to logits up to 0.76 apart.
+    CHECK(sum.n_identical >= 2);
+    CHECK(sum.max_top_diff < 1.0f);
 }
