@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
@@ -53,12 +54,13 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
     q_.resize(nb * hp.n_embd_q());
     k_.resize(nb * hp.n_embd_kv());
     v_.resize(nb * hp.n_embd_kv());
-    attn_.resize(nb * hp.n_embd_q());
+    attn_.resize(nb * std::max(hp.n_embd, hp.n_embd_q()));   // also the expert FFN's output
     gate_.resize(nb * hp.n_ff);
     up_.resize(nb * hp.n_ff);
     pos_.resize(nb);
     n_kv_.resize(nb);
     kv_start_.resize(nb);
+    if (hp.n_expert > 0) moe_.emplace(hp, n_batch);
 }
 
 kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
@@ -228,7 +230,10 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         norm_input(L.ffn_norm, L.ffn_norm_b);
         observe("ffn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
-        if (L.w_gate.data) {
+        if (L.ffn_gate_inp.data) {   // experts (qwen3moe): cur = moe(cur), by way of attn_ (free here)
+            moe_->eval(L, cur_.data(), n, attn_.data(), mm_, pool_);
+            std::memcpy(cur_.data(), attn_.data(), sizeof(float) * static_cast<size_t>(n) * n_embd);
+        } else if (L.w_gate.data) {
             const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
             float * const out[] = {gate_.data(), up_.data()};
             kernels::matmul_group(gate_up, mm_, out, pool_);
@@ -256,8 +261,10 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             observe("ffn_up", il, up_.data(), n_ff);
             observe(hp.act == ffn_activation::gelu ? "ffn_gelu" : "ffn_silu", il, gate_.data(), n_ff);
         }
-        mm_.set_activations(gate_.data(), n, n_ff);
-        kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        if (!L.ffn_gate_inp.data) {
+            mm_.set_activations(gate_.data(), n, n_ff);
+            kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        }
         if (L.b_down) {
             for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
                 add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.b_down, t1 - t0, n_embd);

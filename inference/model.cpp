@@ -88,6 +88,7 @@ struct arch_traits {
     bool rope_freqs = false;    // an optional rope_freqs.weight (llama3's frequency factors)
     bool rope_long_short = false;    // optional rope_factors_{long,short}.weight (phi3's 128k models)
     bool granite_scales = false;     // embedding_scale, residual_scale, attention.scale, logit_scale
+    bool experts = false;            // ffn_{gate_inp,gate_exps,up_exps,down_exps}: a mixture of experts
     ffn_activation act = ffn_activation::silu;
 };
 
@@ -102,6 +103,7 @@ const std::vector<arch_traits> & all_arch_traits() {
          .swa = true, .q_prescaled = true, .act = ffn_activation::gelu},
         {.name = "phi3", .rope = rope_kind::neox, .fused_gate_up = true, .q_prescaled = true, .rope_long_short = true},
         {.name = "granite", .rope = rope_kind::normal, .rope_freqs = true, .granite_scales = true},
+        {.name = "qwen3moe", .rope = rope_kind::neox, .qk_norm = true, .experts = true},
     };
     return traits;
 }
@@ -130,6 +132,50 @@ result<std::vector<uint8_t>> swa_pattern(const reader & r, int64_t n_layer, int6
     for (int64_t il = 0; il < n_layer; ++il)
         out[static_cast<size_t>(il)] = *period == 0 || il % *period < *period - 1;
     return out;
+}
+
+// A stack of n_expert matrices of n_rows x n_cols ([n_cols, n_rows, n_expert] in the file), as
+// one weight of n_expert * n_rows rows.
+result<weight> expert_stack(const gguf::gguf_file & f, const std::string & name, int64_t n_cols, int64_t n_rows,
+                            int64_t n_expert) {
+    const auto * t = f.find_tensor(name);
+    if (!t) return fail("model: tensor '", name, "' is missing");
+    if (t->n_dims != 3 || t->ne[0] != n_cols || t->ne[1] != n_rows || t->ne[2] != n_expert)
+        return fail("model: tensor '", name, "' has shape [", t->ne[0], ", ", t->ne[1], ", ", t->ne[2], ", ", t->ne[3],
+                    "], expected [", n_cols, ", ", n_rows, ", ", n_expert, "]");
+    if (!kernels::is_supported(t->type))
+        return fail("model: tensor '", name, "' has type ", kernels::tensor_type_info(t->type).name,
+                    ", which the CPU kernels do not support");
+    return weight{t->type, t->data, n_cols, n_rows * n_expert, static_cast<size_t>(t->row_bytes())};
+}
+
+// The router and the experts of layer prefix p.
+status load_experts(const gguf::gguf_file & f, const std::string & p, const hparams & hp, layer & L) {
+    auto router = matrix(f, p + "ffn_gate_inp.weight", hp.n_embd, hp.n_expert);
+    if (!router) return router.error();
+    L.ffn_gate_inp = *router;
+    for (auto [name, cols, rows, out] : {std::tuple{"ffn_gate_exps.weight", hp.n_embd, hp.n_ff, &L.ffn_gate_exps},
+                                         std::tuple{"ffn_up_exps.weight", hp.n_embd, hp.n_ff, &L.ffn_up_exps},
+                                         std::tuple{"ffn_down_exps.weight", hp.n_ff, hp.n_embd, &L.ffn_down_exps}}) {
+        auto w = expert_stack(f, p + name, cols, rows, hp.n_expert);
+        if (!w) return w.error();
+        *out = *w;
+    }
+    return {};
+}
+
+// The expert counts, and the FFN width becomes an expert's.
+status read_expert_counts(const reader & r, hparams & hp) {
+    auto n_expert = r.count("expert_count", 1, 4096);
+    if (!n_expert) return n_expert.error();
+    auto n_used = r.count("expert_used_count", 1, *n_expert);
+    if (!n_used) return n_used.error();
+    auto n_ff = r.count("expert_feed_forward_length", 1, k_max_ff);
+    if (!n_ff) return n_ff.error();
+    hp.n_expert = static_cast<int32_t>(*n_expert);
+    hp.n_expert_used = static_cast<int32_t>(*n_used);
+    hp.n_ff = static_cast<int32_t>(*n_ff);
+    return {};
 }
 
 // Rows [row0, row0 + n_rows) of w: one part of a fused matrix (each row is contiguous).
@@ -317,6 +363,8 @@ result<model> model::load(const gguf::gguf_file & f) {
     }
     if (traits->granite_scales)
         if (auto s = read_granite_scales(r, hp); !s) return s.error();
+    if (traits->experts)
+        if (auto s = read_expert_counts(r, hp); !s) return s.error();
     if (auto s = read_rope_factors(f, r, *traits, hp); !s) return s.error();
     if (traits->embd_scale) hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
     if (traits->swa) {
@@ -375,14 +423,16 @@ result<model> model::load(const gguf::gguf_file & f) {
             out = *v;
             return {};
         };
-        const bool separate_gate = traits->gated && !traits->fused_gate_up;
+        const bool dense = !traits->experts;
+        const bool separate_gate = dense && traits->gated && !traits->fused_gate_up;
         for (status s : {get_v("attn_norm.weight", hp.n_embd, L.attn_norm, false),
                          load_qkv(f, p, hp, biases, L),
                          get_m("attn_output.weight", hp.n_embd_q(), hp.n_embd, L.wo),
                          get_v("ffn_norm.weight", hp.n_embd, L.ffn_norm, false),
                          separate_gate ? get_m("ffn_gate.weight", hp.n_embd, hp.n_ff, L.w_gate) : status{},
-                         get_m("ffn_up.weight", hp.n_embd, traits->fused_gate_up ? 2 * hp.n_ff : hp.n_ff, L.w_up),
-                         get_m("ffn_down.weight", hp.n_ff, hp.n_embd, L.w_down)}) {
+                         dense ? get_m("ffn_up.weight", hp.n_embd, traits->fused_gate_up ? 2 * hp.n_ff : hp.n_ff, L.w_up)
+                               : load_experts(f, p, hp, L),
+                         dense ? get_m("ffn_down.weight", hp.n_ff, hp.n_embd, L.w_down) : status{}}) {
             if (!s) return s.error();
         }
         if (traits->fused_gate_up) {   // gate rows first, then up (llama.cpp's swiglu of the fused product)

@@ -14,6 +14,8 @@
 //          interleaved with global ones, output tied to the embeddings
 //   phi3   NeoX RoPE (with long/short frequency factors on the 128k models), Q, K and V in
 //          one fused matrix and gate and up in another, Q scaled before the attention
+//   qwen3moe qwen3 whose FFN is a mixture of experts: a router picks n_expert_used of
+//          n_expert SwiGLU experts per token (inference/moe.h)
 //   granite llama with four multipliers: embeddings, each block's output before its residual
 //          add, the attention scores, and the logits
 // Any architecture may store Q, K and V fused (attn_qkv), as llama.cpp accepts it; the loader
@@ -45,7 +47,9 @@ struct hparams {
     int32_t n_head = 0;
     int32_t n_head_kv = 0;
     int32_t head_dim = 0;       // per head, for Q, K and V
-    int32_t n_ff = 0;
+    int32_t n_ff = 0;           // the FFN's hidden width (an expert's, expert_feed_forward_length, with experts)
+    int32_t n_expert = 0;       // 0: a dense FFN
+    int32_t n_expert_used = 0;  // experts per token
     int32_t n_rot = 0;          // rotated dims per head (<= head_dim)
     float rms_eps = 1e-5f;      // the norms' epsilon (attention.layer_norm_epsilon for LayerNorm)
     norm_kind norm = norm_kind::rms;
@@ -108,6 +112,11 @@ struct layer {
     const float * b_up = nullptr;        // [n_ff]       (starcoder2)
     const float * b_down = nullptr;      // [n_embd]     (starcoder2)
     const float * ffn_post_norm = nullptr;    // [n_embd] (gemma3) norm of the FFN output
+    // Experts (qwen3moe; ffn_gate_inp.data is null for a dense FFN): expert e's matrix is rows
+    // [e * n, (e + 1) * n) of its stacked tensor (n = n_ff for gate and up, n_embd for down).
+    weight ffn_gate_inp;                 // [n_expert][n_embd] the router
+    weight ffn_gate_exps, ffn_up_exps;   // [n_expert * n_ff][n_embd]
+    weight ffn_down_exps;                // [n_expert * n_embd][n_ff]
 };
 
 class model {

@@ -37,8 +37,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 WRITER = REPO / "tests" / "python" / "write_arch_models.py"
 FIXTURES = REPO / "tests" / "fixtures" / "models" / "arch"
-ARCHS = ("qwen3", "starcoder2", "gemma3", "phi3", "phi3-longrope", "granite", "mistral", "codellama", "llama3",
-         "deepseek-coder")
+ARCHS = ("qwen3", "starcoder2", "gemma3", "phi3", "phi3-longrope", "granite", "qwen3moe", "mistral", "codellama",
+         "llama3", "deepseek-coder")
 QUANTIZED = ("qwen3", "starcoder2", "gemma3", "phi3", "granite")
 TEXT_PROMPTS = {"deepseek-coder": [
     "def fibonacci(n):\n    if n < 2:\n        return n\n",

@@ -119,7 +119,7 @@ std::string gemma3_model_path() {
 
 TEST_CASE("model: an architecture we do not support is refused by name, with the list of those we do",
           "[inference][model][arch]") {
-    for (const char * arch : {"mamba", "phi2", "qwen3moe", "gemma2"}) {
+    for (const char * arch : {"mamba", "phi2", "deepseek2", "gemma2"}) {
         INFO("architecture " << arch);
         test::gguf_builder b;
         b.kvs.push_back(test::kv_string("general.architecture", arch));
@@ -134,7 +134,7 @@ TEST_CASE("model: an architecture we do not support is refused by name, with the
         for (const auto & supported : model::supported_architectures()) CHECK(msg.find(supported) != std::string::npos);
     }
     const auto & archs = model::supported_architectures();
-    for (const char * a : {"llama", "qwen2", "qwen3", "starcoder2", "gemma3", "phi3", "granite"})
+    for (const char * a : {"llama", "qwen2", "qwen3", "starcoder2", "gemma3", "phi3", "granite", "qwen3moe"})
         CHECK(std::find(archs.begin(), archs.end(), a) != archs.end());
 }
 
@@ -190,8 +190,8 @@ TEST_CASE("small models of each architecture and llama variant: greedy tokens id
     // from their architecture's model in keys and small tensors only: F32 and F16 test them.
     const std::vector<std::string> with_k_quant{"qwen3", "starcoder2", "gemma3", "phi3", "granite"};
     int n_files = 0;
-    for (const char * arch : {"qwen3", "starcoder2", "gemma3", "phi3", "phi3-longrope", "granite", "mistral", "codellama",
-                              "llama3", "deepseek-coder"}) {
+    for (const char * arch : {"qwen3", "starcoder2", "gemma3", "phi3", "phi3-longrope", "granite", "qwen3moe", "mistral",
+                              "codellama", "llama3", "deepseek-coder"}) {
         const bool k_quant = std::find(with_k_quant.begin(), with_k_quant.end(), arch) != with_k_quant.end();
         for (const char * type : {"F32", "F16", "Q4_K_M"}) {
             if (std::string(type) == "Q4_K_M" && !k_quant) continue;
@@ -222,7 +222,7 @@ TEST_CASE("small models of each architecture and llama variant: greedy tokens id
             ++n_files;
         }
     }
-    CHECK(n_files == 25);
+    CHECK(n_files == 27);
 }
 
 TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cache", "[inference][golden][gemma3]") {

@@ -19,7 +19,8 @@ for gemma3 a sliding window of 4 positions on every other layer
 cross it. phi3 has Q, K and V fused in attn_qkv and gate and up in ffn_up, as its converter
 writes them (with a sliding_window key llama.cpp ignores for phi3); phi3-longrope adds the
 128k models' long and short RoPE factors, their attn_factor and a partial rotation (48 of 64
-dims). granite has its four multipliers. The llama family as users meet it: mistral (a
+dims). granite has its four multipliers. qwen3moe is qwen3 with 8 SwiGLU experts of width
+128, 2 picked per token by a router (ffn_gate_inp, kept F32 as the converter keeps it). The llama family as users meet it: mistral (a
 llama.attention.sliding_window of 4, which llama.cpp does not apply to arch llama), codellama
 (RoPE base 1e6), llama3 (rope_freqs.weight frequency factors, base 500000) and deepseek-coder
 (v1: the deepseek-coder vocabulary of tests/fixtures/tokenizer, whose pre-tokenizer is
@@ -59,6 +60,8 @@ ARCHS = {
     "granite": dict(n_layer=2, n_embd=256, n_head=4, n_head_kv=2, head_dim=64, n_ff=512,
                     rope_base=1e4, eps=1e-5, tied=True, seed=19,
                     granite=dict(embedding_scale=12.0, residual_scale=0.22, attention_scale=0.1, logit_scale=2.0)),
+    "qwen3moe": dict(n_layer=2, n_embd=256, n_head=4, n_head_kv=2, head_dim=64, n_ff=512,
+                     rope_base=1e6, eps=1e-6, tied=True, seed=43, n_expert=8, n_expert_used=2, n_ff_exp=128),
     "mistral": dict(arch="llama", n_layer=2, n_embd=256, n_head=4, n_head_kv=1, head_dim=64, n_ff=512,
                     rope_base=1e6, eps=1e-5, tied=False, seed=23, llama_window=4),
     "codellama": dict(arch="llama", n_layer=2, n_embd=256, n_head=4, n_head_kv=4, head_dim=64, n_ff=512,
@@ -170,6 +173,10 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
     else:
         w.add_key_length(D)
         w.add_value_length(D)
+    if "n_expert" in cfg:
+        w.add_expert_count(cfg["n_expert"])
+        w.add_expert_used_count(cfg["n_expert_used"])
+        w.add_expert_feed_forward_length(cfg["n_ff_exp"])
     if "llama_window" in cfg:   # as Mistral's converted files carry it
         w.add_sliding_window(cfg["llama_window"])
     if "rope_linear" in cfg:
@@ -239,7 +246,7 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
         if arch == "starcoder2":
             for name, n in (("attn_q", H * D), ("attn_k", KV * D), ("attn_v", KV * D), ("attn_output", E)):
                 bias(p + name + ".bias", n)
-        elif arch in ("qwen3", "gemma3"):
+        elif arch in ("qwen3", "gemma3", "qwen3moe"):
             norm(p + "attn_q_norm.weight", D)
             norm(p + "attn_k_norm.weight", D)
         if arch == "gemma3":
@@ -251,6 +258,12 @@ def write_model(path: Path, arch: str, cfg: dict, matrix_type: QT):
             bias(p + "ffn_up.bias", F)
             matrix(p + "ffn_down.weight", E, F)
             bias(p + "ffn_down.bias", E)
+        elif "n_expert" in cfg:   # the router, then each expert's gate, up and down stacked
+            X, FX = cfg["n_expert"], cfg["n_ff_exp"]
+            w.add_tensor(p + "ffn_gate_inp.weight", (rng.standard_normal((X, E)) / np.sqrt(E)).astype(np.float32))
+            for name, rows, cols in (("ffn_gate_exps", FX, E), ("ffn_up_exps", FX, E), ("ffn_down_exps", E, FX)):
+                w.add_tensor(p + name + ".weight", (rng.standard_normal((X, rows, cols)) / np.sqrt(cols))
+                             .astype(np.float32).astype(np_type))
         elif cfg.get("fused"):   # gate rows, then up rows
             matrix(p + "ffn_up.weight", 2 * F, E)
             matrix(p + "ffn_down.weight", E, F)
