@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/attention.h"
 #include "kernels/ops.h"
@@ -16,6 +17,12 @@ kernels::weight_view view(const weight & w) {
 
 void add_bias(float * y, const float * b, int32_t n_tokens, int32_t width) {
     if (b) kernels::add_row(y, b, n_tokens, width);
+}
+
+// y *= s over n values (ggml_scale: one f32 product each); nothing when s is 1.
+void scale(float * y, float s, size_t n) {
+    if (s == 1.0f) return;
+    for (size_t i = 0; i < n; ++i) y[i] *= s;
 }
 
 // fn(t0, t1) over the batch's tokens: on the pool in chunks of 16 tokens for a prefill batch
@@ -47,12 +54,13 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
     q_.resize(nb * hp.n_embd_q());
     k_.resize(nb * hp.n_embd_kv());
     v_.resize(nb * hp.n_embd_kv());
-    attn_.resize(nb * hp.n_embd_q());
+    attn_.resize(nb * std::max(hp.n_embd, hp.n_embd_q()));   // also the expert FFN's output
     gate_.resize(nb * hp.n_ff);
     up_.resize(nb * hp.n_ff);
     pos_.resize(nb);
     n_kv_.resize(nb);
     kv_start_.resize(nb);
+    if (hp.n_expert > 0) moe_.emplace(hp, n_batch);
 }
 
 kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
@@ -136,7 +144,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     };
     observe("embd", -1, x_.data(), n_embd);
     if (hp.embd_scale != 1.0f) {
-        for (size_t i = 0; i < static_cast<size_t>(n) * n_embd; ++i) x_[i] *= hp.embd_scale;
+        scale(x_.data(), hp.embd_scale, static_cast<size_t>(n) * n_embd);
         observe("inp_scaled", -1, x_.data(), n_embd);
     }
     // Sliding-window layers: token t sees the n_swa positions up to its own.
@@ -146,7 +154,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return false;
         const layer & L = model_.layers()[il];
-        const kernels::rope_params rope = hp.rope_for_layer(il);
+        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
 
         // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
         norm_input(L.attn_norm, L.attn_norm_b);
@@ -185,7 +193,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         observe("Qcur_rope", il, q_.data(), n_q);
         observe("Kcur_rope", il, k_.data(), n_kv);
         if (hp.q_scale != 1.0f) {
-            for (size_t i = 0; i < static_cast<size_t>(n) * n_q; ++i) q_[i] *= hp.q_scale;
+            scale(q_.data(), hp.q_scale, static_cast<size_t>(n) * n_q);
             observe("Qcur_scaled", il, q_.data(), n_q);
         }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
@@ -210,6 +218,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             norm_rows(L.attn_post_norm);
             observe("attn_post_norm", il, cur_.data(), n_embd);
         }
+        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -221,7 +230,10 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         norm_input(L.ffn_norm, L.ffn_norm_b);
         observe("ffn_norm", il, cur_.data(), n_embd);
         mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
-        if (L.w_gate.data) {
+        if (L.ffn_gate_inp.data) {   // experts (qwen3moe): cur = moe(cur), by way of attn_ (free here)
+            moe_->eval(L, cur_.data(), n, attn_.data(), mm_, pool_);
+            std::memcpy(cur_.data(), attn_.data(), sizeof(float) * static_cast<size_t>(n) * n_embd);
+        } else if (L.w_gate.data) {
             const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
             float * const out[] = {gate_.data(), up_.data()};
             kernels::matmul_group(gate_up, mm_, out, pool_);
@@ -249,8 +261,10 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             observe("ffn_up", il, up_.data(), n_ff);
             observe(hp.act == ffn_activation::gelu ? "ffn_gelu" : "ffn_silu", il, gate_.data(), n_ff);
         }
-        mm_.set_activations(gate_.data(), n, n_ff);
-        kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        if (!L.ffn_gate_inp.data) {
+            mm_.set_activations(gate_.data(), n, n_ff);
+            kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
+        }
         if (L.b_down) {
             for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
                 add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.b_down, t1 - t0, n_embd);
@@ -261,6 +275,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             norm_rows(L.ffn_post_norm);
             observe("ffn_post_norm", il, cur_.data(), n_embd);
         }
+        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             const size_t o = static_cast<size_t>(t0) * n_embd;
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
@@ -282,6 +297,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     if (observer_) observer_("result_norm", -1, cur_.data(), n_out, n_embd);
     mm_.set_activations(cur_.data(), n_out, n_embd);
     kernels::matmul(view(model_.output()), mm_, logits, pool_);
+    scale(logits, hp.logit_scale, static_cast<size_t>(n_out) * hp.n_vocab);   // granite
     if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
     return true;
 }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "base/result.h"
 #include "inference/kv_cache.h"
 #include "inference/model.h"
+#include "inference/moe.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 
@@ -89,6 +91,7 @@ private:
     std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
     std::vector<int32_t> kv_start_;  // [n_batch] first visible position on sliding-window layers
+    std::optional<moe_block> moe_;   // the expert FFN's scratch (models with experts)
     observer observer_;
 };
 

@@ -12,7 +12,9 @@ namespace {
 // Rotates n K rows starting at pos by delta positions, one layer.
 void rotate_rows(kv_cache & cache, const hparams & hp, int32_t il, int32_t pos, int32_t n, int32_t delta,
                  std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
-    const kernels::rope_params rope = hp.rope_for_layer(il);
+    // A shift turns rows already scaled by the RoPE's attn_factor: only the angle is added.
+    kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
+    rope.attn_factor = 1.0f;
     const int32_t width = cache.n_embd_kv();
     tmp.resize(static_cast<size_t>(n) * width);
     pos_buf.assign(static_cast<size_t>(n), delta);

@@ -1,6 +1,7 @@
 #include "inference/model.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "kernels/quant.h"
 
@@ -82,18 +83,27 @@ struct arch_traits {
     bool layer_norm = false;    // LayerNorm with bias (norm weights and .bias); eps from layer_norm_epsilon
     bool gated = true;          // ffn_gate.weight; without it the MLP is down(act(up(x)))
     bool out_biases = false;    // attn_output.bias, ffn_up.bias, ffn_down.bias
+    bool fused_gate_up = false; // gate and up stacked in one ffn_up.weight [2 * n_ff][n_embd], gate first
+    bool q_prescaled = false;   // Q times 1/sqrt(head_dim) before the attention, whose scale is then 1
+    bool rope_freqs = false;    // an optional rope_freqs.weight (llama3's frequency factors)
+    bool rope_long_short = false;    // optional rope_factors_{long,short}.weight (phi3's 128k models)
+    bool granite_scales = false;     // embedding_scale, residual_scale, attention.scale, logit_scale
+    bool experts = false;            // ffn_{gate_inp,gate_exps,up_exps,down_exps}: a mixture of experts
     ffn_activation act = ffn_activation::silu;
 };
 
 const std::vector<arch_traits> & all_arch_traits() {
     static const std::vector<arch_traits> traits{
-        {.name = "llama", .rope = rope_kind::normal},
+        {.name = "llama", .rope = rope_kind::normal, .rope_freqs = true},
         {.name = "qwen2", .rope = rope_kind::neox, .qkv_bias = true},
         {.name = "qwen3", .rope = rope_kind::neox, .qk_norm = true},
         {.name = "starcoder2", .rope = rope_kind::neox, .qkv_bias = true, .layer_norm = true, .gated = false,
          .out_biases = true, .act = ffn_activation::gelu},
         {.name = "gemma3", .rope = rope_kind::neox, .qk_norm = true, .post_norms = true, .embd_scale = true,
-         .swa = true, .act = ffn_activation::gelu},
+         .swa = true, .q_prescaled = true, .act = ffn_activation::gelu},
+        {.name = "phi3", .rope = rope_kind::neox, .fused_gate_up = true, .q_prescaled = true, .rope_long_short = true},
+        {.name = "granite", .rope = rope_kind::normal, .rope_freqs = true, .granite_scales = true},
+        {.name = "qwen3moe", .rope = rope_kind::neox, .qk_norm = true, .experts = true},
     };
     return traits;
 }
@@ -124,13 +134,151 @@ result<std::vector<uint8_t>> swa_pattern(const reader & r, int64_t n_layer, int6
     return out;
 }
 
+// A stack of n_expert matrices of n_rows x n_cols ([n_cols, n_rows, n_expert] in the file), as
+// one weight of n_expert * n_rows rows.
+result<weight> expert_stack(const gguf::gguf_file & f, const std::string & name, int64_t n_cols, int64_t n_rows,
+                            int64_t n_expert) {
+    const auto * t = f.find_tensor(name);
+    if (!t) return fail("model: tensor '", name, "' is missing");
+    if (t->n_dims != 3 || t->ne[0] != n_cols || t->ne[1] != n_rows || t->ne[2] != n_expert)
+        return fail("model: tensor '", name, "' has shape [", t->ne[0], ", ", t->ne[1], ", ", t->ne[2], ", ", t->ne[3],
+                    "], expected [", n_cols, ", ", n_rows, ", ", n_expert, "]");
+    if (!kernels::is_supported(t->type))
+        return fail("model: tensor '", name, "' has type ", kernels::tensor_type_info(t->type).name,
+                    ", which the CPU kernels do not support");
+    return weight{t->type, t->data, n_cols, n_rows * n_expert, static_cast<size_t>(t->row_bytes())};
+}
+
+// The router and the experts of layer prefix p.
+status load_experts(const gguf::gguf_file & f, const std::string & p, const hparams & hp, layer & L) {
+    auto router = matrix(f, p + "ffn_gate_inp.weight", hp.n_embd, hp.n_expert);
+    if (!router) return router.error();
+    L.ffn_gate_inp = *router;
+    for (auto [name, cols, rows, out] : {std::tuple{"ffn_gate_exps.weight", hp.n_embd, hp.n_ff, &L.ffn_gate_exps},
+                                         std::tuple{"ffn_up_exps.weight", hp.n_embd, hp.n_ff, &L.ffn_up_exps},
+                                         std::tuple{"ffn_down_exps.weight", hp.n_ff, hp.n_embd, &L.ffn_down_exps}}) {
+        auto w = expert_stack(f, p + name, cols, rows, hp.n_expert);
+        if (!w) return w.error();
+        *out = *w;
+    }
+    return {};
+}
+
+// The expert counts, and the FFN width becomes an expert's.
+status read_expert_counts(const reader & r, hparams & hp) {
+    auto n_expert = r.count("expert_count", 1, 4096);
+    if (!n_expert) return n_expert.error();
+    auto n_used = r.count("expert_used_count", 1, *n_expert);
+    if (!n_used) return n_used.error();
+    auto n_ff = r.count("expert_feed_forward_length", 1, k_max_ff);
+    if (!n_ff) return n_ff.error();
+    hp.n_expert = static_cast<int32_t>(*n_expert);
+    hp.n_expert_used = static_cast<int32_t>(*n_used);
+    hp.n_ff = static_cast<int32_t>(*n_ff);
+    return {};
+}
+
+// Rows [row0, row0 + n_rows) of w: one part of a fused matrix (each row is contiguous).
+weight rows_of(const weight & w, int64_t row0, int64_t n_rows) {
+    return weight{w.type, static_cast<const uint8_t *>(w.data) + static_cast<size_t>(row0) * w.row_bytes, w.n_cols,
+                  n_rows, w.row_bytes};
+}
+
+// Q, K and V of layer prefix p, from attn_qkv (rows Q, then K, then V, as llama.cpp splits it)
+// or from attn_q, attn_k and attn_v; with their biases, fused or not (required when `biases`).
+status load_qkv(const gguf::gguf_file & f, const std::string & p, const hparams & hp, bool biases, layer & L) {
+    const int64_t n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv();
+    if (f.find_tensor(p + "attn_qkv.weight")) {
+        auto qkv = matrix(f, p + "attn_qkv.weight", hp.n_embd, n_q + 2 * n_kv);
+        if (!qkv) return qkv.error();
+        L.wq = rows_of(*qkv, 0, n_q);
+        L.wk = rows_of(*qkv, n_q, n_kv);
+        L.wv = rows_of(*qkv, n_q + n_kv, n_kv);
+        auto b = vector_f32(f, p + "attn_qkv.bias", n_q + 2 * n_kv, true);
+        if (!b) return b.error();
+        if (*b) {
+            L.bq = *b;
+            L.bk = *b + n_q;
+            L.bv = *b + n_q + n_kv;
+            return {};
+        }
+    } else {
+        for (auto [name, rows, out] : {std::tuple{"attn_q.weight", n_q, &L.wq}, std::tuple{"attn_k.weight", n_kv, &L.wk},
+                                       std::tuple{"attn_v.weight", n_kv, &L.wv}}) {
+            auto w = matrix(f, p + name, hp.n_embd, rows);
+            if (!w) return w.error();
+            *out = *w;
+        }
+    }
+    for (auto [name, n, out] : {std::tuple{"attn_q.bias", n_q, &L.bq}, std::tuple{"attn_k.bias", n_kv, &L.bk},
+                                std::tuple{"attn_v.bias", n_kv, &L.bv}}) {
+        auto v = vector_f32(f, p + name, n, !biases);
+        if (!v) return v.error();
+        *out = *v;
+    }
+    return {};
+}
+
+// granite's multipliers, as llama.cpp reads them: logit_scale is required (the logits are
+// divided by it), the others optional (absent or 0: none).
+status read_granite_scales(const reader & r, hparams & hp) {
+    if (!r.f.find(r.arch + ".logit_scale")) return fail("model: metadata key '", r.arch, ".logit_scale' is missing");
+    auto logit = r.real("logit_scale", 1.0, 1e-6, 1e6);
+    if (!logit) return logit.error();
+    hp.logit_scale = 1.0f / static_cast<float>(*logit);
+    auto embd = r.real("embedding_scale", 0.0, 0.0, 1e6);
+    if (!embd) return embd.error();
+    if (*embd != 0.0) hp.embd_scale = static_cast<float>(*embd);
+    auto residual = r.real("residual_scale", 0.0, 0.0, 1e6);
+    if (!residual) return residual.error();
+    if (*residual != 0.0) hp.residual_scale = static_cast<float>(*residual);
+    auto attn = r.real("attention.scale", 0.0, 0.0, 1e6);
+    if (!attn) return attn.error();
+    if (*attn != 0.0) hp.kq_scale = static_cast<float>(*attn);
+    // rope.scaling.finetuned = false turns RoPE off in granite (llama.cpp's switch for it).
+    auto roped = r.f.get_bool(r.arch + ".rope.scaling.finetuned");
+    if (!roped) return roped.error();
+    if (*roped && !**roped) return fail("model: '", r.arch, ".rope.scaling.finetuned' = false (granite without RoPE) is not supported");
+    return {};
+}
+
+// The RoPE frequency factors the architecture may carry, and the long-context keys.
+status read_rope_factors(const gguf::gguf_file & f, const reader & r, const arch_traits & traits, hparams & hp) {
+    const int64_t n = hp.n_rot / 2;
+    if (traits.rope_freqs) {
+        auto v = vector_f32(f, "rope_freqs.weight", n, true);
+        if (!v) return v.error();
+        hp.rope_factors = *v;
+    }
+    if (traits.rope_long_short) {
+        auto s = vector_f32(f, "rope_factors_short.weight", n, true);
+        if (!s) return s.error();
+        auto l = vector_f32(f, "rope_factors_long.weight", n, true);
+        if (!l) return l.error();
+        hp.rope_factors = *s;
+        hp.rope_factors_long = *l;
+    }
+    auto orig = r.count("rope.scaling.original_context_length", 1, k_max_ctx, hp.n_ctx_train);
+    if (!orig) return orig.error();
+    hp.n_ctx_orig = static_cast<int32_t>(*orig);
+    auto attn_factor = r.real("rope.scaling.attn_factor", 1.0, 1e-3, 1e3);
+    if (!attn_factor) return attn_factor.error();
+    hp.rope_attn_factor = static_cast<float>(*attn_factor);
+    return {};
+}
+
 }  // namespace
 
-kernels::rope_params hparams::rope_for_layer(int32_t il) const {
+kernels::rope_params hparams::rope_for_layer(int32_t il, int32_t n_ctx) const {
     const bool swa = is_swa(il);
-    return kernels::rope_params{n_rot, swa ? rope_freq_base_swa : rope_freq_base,
-                                swa ? rope_freq_scale_swa : rope_freq_scale,
-                                rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal};
+    return kernels::rope_params{
+        .n_rot = n_rot,
+        .freq_base = swa ? rope_freq_base_swa : rope_freq_base,
+        .freq_scale = swa ? rope_freq_scale_swa : rope_freq_scale,
+        .mode = rope == rope_kind::neox ? kernels::rope_mode::neox : kernels::rope_mode::normal,
+        .freq_factors = rope_factors_long && n_ctx > n_ctx_orig ? rope_factors_long : rope_factors,
+        .attn_factor = rope_attn_factor,
+    };
 }
 
 const std::vector<std::string> & model::supported_architectures() {
@@ -206,12 +354,18 @@ result<model> model::load(const gguf::gguf_file & f) {
     hp.rope_freq_base = static_cast<float>(*base);
     hp.rope_freq_scale = static_cast<float>(1.0 / *scale_factor);
     hp.kq_scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
-    if (hp.arch == "gemma3") {
+    if (traits->q_prescaled) {
         // Q is scaled before the attention; Gemma 3 27B by n_embd / n_head instead of head_dim
         // (llama.cpp tells it by its 62 layers).
-        hp.q_scale = hp.n_layer == 62 ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head)) : hp.kq_scale;
+        const bool gemma3_27b = hp.arch == "gemma3" && hp.n_layer == 62;
+        hp.q_scale = gemma3_27b ? 1.0f / std::sqrt(static_cast<float>(hp.n_embd / hp.n_head)) : hp.kq_scale;
         hp.kq_scale = 1.0f;
     }
+    if (traits->granite_scales)
+        if (auto s = read_granite_scales(r, hp); !s) return s.error();
+    if (traits->experts)
+        if (auto s = read_expert_counts(r, hp); !s) return s.error();
+    if (auto s = read_rope_factors(f, r, *traits, hp); !s) return s.error();
     if (traits->embd_scale) hp.embd_scale = std::sqrt(static_cast<float>(hp.n_embd));
     if (traits->swa) {
         auto n_swa = r.count("attention.sliding_window", 0, k_max_ctx, 0);
@@ -269,19 +423,21 @@ result<model> model::load(const gguf::gguf_file & f) {
             out = *v;
             return {};
         };
+        const bool dense = !traits->experts;
+        const bool separate_gate = dense && traits->gated && !traits->fused_gate_up;
         for (status s : {get_v("attn_norm.weight", hp.n_embd, L.attn_norm, false),
-                         get_m("attn_q.weight", hp.n_embd, hp.n_embd_q(), L.wq),
-                         get_m("attn_k.weight", hp.n_embd, hp.n_embd_kv(), L.wk),
-                         get_m("attn_v.weight", hp.n_embd, hp.n_embd_kv(), L.wv),
+                         load_qkv(f, p, hp, biases, L),
                          get_m("attn_output.weight", hp.n_embd_q(), hp.n_embd, L.wo),
-                         get_v("attn_q.bias", hp.n_embd_q(), L.bq, !biases),
-                         get_v("attn_k.bias", hp.n_embd_kv(), L.bk, !biases),
-                         get_v("attn_v.bias", hp.n_embd_kv(), L.bv, !biases),
                          get_v("ffn_norm.weight", hp.n_embd, L.ffn_norm, false),
-                         traits->gated ? get_m("ffn_gate.weight", hp.n_embd, hp.n_ff, L.w_gate) : status{},
-                         get_m("ffn_up.weight", hp.n_embd, hp.n_ff, L.w_up),
-                         get_m("ffn_down.weight", hp.n_ff, hp.n_embd, L.w_down)}) {
+                         separate_gate ? get_m("ffn_gate.weight", hp.n_embd, hp.n_ff, L.w_gate) : status{},
+                         dense ? get_m("ffn_up.weight", hp.n_embd, traits->fused_gate_up ? 2 * hp.n_ff : hp.n_ff, L.w_up)
+                               : load_experts(f, p, hp, L),
+                         dense ? get_m("ffn_down.weight", hp.n_ff, hp.n_embd, L.w_down) : status{}}) {
             if (!s) return s.error();
+        }
+        if (traits->fused_gate_up) {   // gate rows first, then up (llama.cpp's swiglu of the fused product)
+            L.w_gate = rows_of(L.w_up, 0, hp.n_ff);
+            L.w_up = rows_of(L.w_up, hp.n_ff, hp.n_ff);
         }
         if (traits->qk_norm)
             for (status s : {get_v("attn_q_norm.weight", hp.head_dim, L.q_norm, false),

@@ -12,6 +12,14 @@
 //   gemma3 NeoX RoPE, embeddings scaled by sqrt(n_embd), Q/K head norms, norms after the
 //          attention and the FFN, GELU-gated FFN, sliding-window layers (their own RoPE base)
 //          interleaved with global ones, output tied to the embeddings
+//   phi3   NeoX RoPE (with long/short frequency factors on the 128k models), Q, K and V in
+//          one fused matrix and gate and up in another, Q scaled before the attention
+//   qwen3moe qwen3 whose FFN is a mixture of experts: a router picks n_expert_used of
+//          n_expert SwiGLU experts per token (inference/moe.h)
+//   granite llama with four multipliers: embeddings, each block's output before its residual
+//          add, the attention scores, and the logits
+// Any architecture may store Q, K and V fused (attn_qkv), as llama.cpp accepts it; the loader
+// splits the fused matrix into row ranges, so the forward pass sees three matrices either way.
 // Thread-safety: immutable after load().
 #pragma once
 
@@ -39,7 +47,9 @@ struct hparams {
     int32_t n_head = 0;
     int32_t n_head_kv = 0;
     int32_t head_dim = 0;       // per head, for Q, K and V
-    int32_t n_ff = 0;
+    int32_t n_ff = 0;           // the FFN's hidden width (an expert's, expert_feed_forward_length, with experts)
+    int32_t n_expert = 0;       // 0: a dense FFN
+    int32_t n_expert_used = 0;  // experts per token
     int32_t n_rot = 0;          // rotated dims per head (<= head_dim)
     float rms_eps = 1e-5f;      // the norms' epsilon (attention.layer_norm_epsilon for LayerNorm)
     norm_kind norm = norm_kind::rms;
@@ -58,12 +68,21 @@ struct hparams {
     std::vector<uint8_t> swa_layers;    // [n_layer] 1 where the layer uses the window
     float rope_freq_base_swa = 10000.0f;
     float rope_freq_scale_swa = 1.0f;
+    // RoPE frequency factors, views into the file like the weights: llama3's rope_freqs, or
+    // phi3's short factors with its long ones for a context past n_ctx_orig (llama.cpp's rule).
+    const float * rope_factors = nullptr;        // [n_rot / 2]
+    const float * rope_factors_long = nullptr;   // [n_rot / 2]
+    int32_t n_ctx_orig = 0;                      // rope.scaling.original_context_length
+    float rope_attn_factor = 1.0f;               // rope.scaling.attn_factor
+    float residual_scale = 1.0f;   // granite: each block's output times this before the residual add
+    float logit_scale = 1.0f;      // the logits times this (granite: 1 / logit_scale)
 
     int32_t n_embd_q() const { return n_head * head_dim; }
     int32_t n_embd_kv() const { return n_head_kv * head_dim; }
     bool is_swa(int32_t il) const { return n_swa > 0 && swa_layers[static_cast<size_t>(il)] != 0; }
-    // The RoPE of layer il (its base and scale differ on sliding-window layers).
-    kernels::rope_params rope_for_layer(int32_t il) const;
+    // The RoPE of layer il for a cache of n_ctx positions (base and scale differ on
+    // sliding-window layers; the context picks phi3's factors).
+    kernels::rope_params rope_for_layer(int32_t il, int32_t n_ctx) const;
 };
 
 // A 2-D weight matrix: n_rows rows (output features) of n_cols elements (input features).
@@ -93,6 +112,11 @@ struct layer {
     const float * b_up = nullptr;        // [n_ff]       (starcoder2)
     const float * b_down = nullptr;      // [n_embd]     (starcoder2)
     const float * ffn_post_norm = nullptr;    // [n_embd] (gemma3) norm of the FFN output
+    // Experts (qwen3moe; ffn_gate_inp.data is null for a dense FFN): expert e's matrix is rows
+    // [e * n, (e + 1) * n) of its stacked tensor (n = n_ff for gate and up, n_embd for down).
+    weight ffn_gate_inp;                 // [n_expert][n_embd] the router
+    weight ffn_gate_exps, ffn_up_exps;   // [n_expert * n_ff][n_embd]
+    weight ffn_down_exps;                // [n_expert * n_embd][n_ff]
 };
 
 class model {

@@ -13,10 +13,12 @@ namespace hearth::kernels {
 namespace {
 
 // ggml's GELU formula; ggml evaluates it through an fp16 table (below), which this fills.
+// 1 + (a x) x is one fma, as the compiler contracts it in ggml's build (C, -march=native): one
+// table entry (x = -1.9990234375, a near-halfway case) rounds to the other fp16 value without it.
 inline float gelu_tanh(float x) {
     constexpr float k_sqrt_2_over_pi = 0.79788456080286535587989211986876f;
     constexpr float k_coef_a = 0.044715f;
-    return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * (1.0f + k_coef_a * x * x)));
+    return 0.5f * x * (1.0f + std::tanh(k_sqrt_2_over_pi * x * std::fma(k_coef_a * x, x, 1.0f)));
 }
 
 // gelu(h) for every fp16 bit pattern h, rounded to fp16: ggml's CPU GELU reads this table for
@@ -37,9 +39,9 @@ void rope_cos_sin(int32_t pos, const rope_params & p, float * cos_out, float * s
     const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
     float theta = static_cast<float>(pos);
     for (int32_t i = 0; i < p.n_rot / 2; ++i) {
-        const float t = p.freq_scale * theta;
-        cos_out[i] = std::cos(t);
-        sin_out[i] = std::sin(t);
+        const float t = p.freq_factors ? p.freq_scale * (theta / p.freq_factors[i]) : p.freq_scale * theta;
+        cos_out[i] = std::cos(t) * p.attn_factor;
+        sin_out[i] = std::sin(t) * p.attn_factor;
         theta *= theta_scale;
     }
 }

@@ -29,6 +29,10 @@ struct rope_params {
     float freq_base;      // 10000 for llama, 1e6 for qwen2.5
     float freq_scale;     // 1 / linear context scaling factor; 1 for none
     rope_mode mode;
+    // Per-pair frequency factors (llama3's rope_freqs, phi3's long/short factors): pair i's
+    // angle is divided by freq_factors[i], as ggml does before the scaling. [n_rot / 2]; null: none.
+    const float * freq_factors = nullptr;
+    float attn_factor = 1.0f;   // cos and sin times this (phi3's long-context magnitude correction)
 };
 // x: [n_tokens][n_head * head_dim], rotated in place; pos: [n_tokens] positions.
 void rope(float * x, int64_t n_tokens, int64_t n_head, int64_t head_dim, const int32_t * pos, const rope_params & p);

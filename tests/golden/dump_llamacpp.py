@@ -2,7 +2,7 @@
 """Dumps llama.cpp's intermediate tensors for one golden prompt, to compare layer by layer.
 
     .venv-llamacpp/bin/python tests/golden/dump_llamacpp.py OUT_DIR [--case fim_go_goroutine]
-        [--model FILE] [--names attn_norm-0,Qcur-0,...] [--steps N]
+        [--model FILE] [--golden COMPLETIONS_JSON] [--names attn_norm-0,Qcur-0,...] [--steps N]
 
 Evaluates the case's prompt exactly as gen_golden.py does (same settings, the whole prompt
 in one llama_decode call) with llama.cpp's graph-evaluation callback installed, and writes
@@ -13,7 +13,8 @@ first N generated tokens one at a time, as gen_golden.py does, each step's tenso
 OUT_DIR/step1, step2, ... The hidden test hearth_test_inference "[dump]"
 (tests/inference/test_dump_activations.cpp) writes the same names for our engine, and
 compare_dumps.py compares the two directories. The model defaults to the user's cached
-default model (~/.cache/hearth/models/default.gguf).
+default model (~/.cache/hearth/models/default.gguf), the prompts to its completions.json
+(--golden names another, e.g. tests/golden/gemma-3-270m-q4_k_m/completions.json).
 """
 
 import argparse
@@ -77,9 +78,10 @@ def main():
     ap.add_argument("--model", default=None)
     ap.add_argument("--names", default=None, help="comma-separated tensor names to keep (default: all)")
     ap.add_argument("--steps", type=int, default=0, help="also dump this many single-token decode steps")
+    ap.add_argument("--golden", default=str(HERE / "qwen2.5-coder-0.5b-instruct-q4_k_m" / "completions.json"))
     args = ap.parse_args()
 
-    golden = json.loads((HERE / "qwen2.5-coder-0.5b-instruct-q4_k_m" / "completions.json").read_text())
+    golden = json.loads(Path(args.golden).read_text())
     case = next(r for r in golden["results"] if r["name"] == args.case)
     tokens = case["prompt_tokens"]
     out_dir = Path(args.out_dir)

@@ -4,6 +4,9 @@
 //   HEARTH_DEFAULT_MODEL   the model
 //   HEARTH_DUMP_DIR        where the .npy files go
 //   HEARTH_DUMP_CASE       the golden prompt (default fim_go_goroutine)
+//   HEARTH_DUMP_GOLDEN     the completions.json it is in (default the default model's)
+//   HEARTH_DUMP_NAMES      write only these tensors (comma-separated names with the layer,
+//                          e.g. "kqv_out-0,l_out-17"; default all; logits_last always)
 //   HEARTH_DUMP_CACHE      f16 (default) or q8_0
 //   HEARTH_DUMP_INJECT     a dump_llamacpp.py directory: each step's output is written, then
 //                          replaced by llama.cpp's, so every step starts from llama.cpp's inputs
@@ -97,8 +100,12 @@ TEST_CASE("dump intermediate activations for one golden prompt", "[.][dump]") {
     auto tm = load_test_model(model_path);
     kernels::thread_pool pool(2);
     engine eng(tm.mdl, pool, 512);  // llama.cpp's golden run: the whole prompt in one batch
-    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
-                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    const char * golden_env = std::getenv("HEARTH_DUMP_GOLDEN");
+    const auto golden = read_json_file(golden_env ? std::string(golden_env)
+                                                  : std::string(HEARTH_SOURCE_DIR) +
+                                                        "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    const char * names_env = std::getenv("HEARTH_DUMP_NAMES");
+    const std::string names = names_env ? "," + std::string(names_env) + "," : "";
     std::vector<int32_t> prompt, generated;
     for (const auto & r : golden.at("results").as_array())
         if (r.at("name").as_string() == case_name) {
@@ -114,8 +121,10 @@ TEST_CASE("dump intermediate activations for one golden prompt", "[.][dump]") {
     const char * only_env = std::getenv("HEARTH_DUMP_INJECT_ONLY");
     const std::string only = only_env ? "," + std::string(only_env) + "," : "";
     eng.set_observer([&](std::string_view name, int32_t il, float * data, int32_t n_tokens, int32_t width) {
-        const std::string file = step_dir + "/" + llamacpp_name(name, il) + ".npy";
-        write_npy(std::string(dir) + file, data, n_tokens, width);
+        const std::string tensor = llamacpp_name(name, il);
+        const std::string file = step_dir + "/" + tensor + ".npy";
+        if (names.empty() || names.find("," + tensor + ",") != std::string::npos)
+            write_npy(std::string(dir) + file, data, n_tokens, width);
         if (inject && (only.empty() || only.find("," + std::string(name) + ",") != std::string::npos))
             read_npy(std::string(inject) + file, data, static_cast<size_t>(n_tokens) * width);
     });

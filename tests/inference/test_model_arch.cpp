@@ -58,6 +58,9 @@ arch_result compare_with_llamacpp(const std::string & model_path, const boost::j
     for (const auto & r : golden.at("results").as_array()) {
         INFO("prompt " << r.at("name").as_string());
         const auto prompt = json_ids(r.at("prompt_tokens"));
+        // A code prompt (deepseek-coder): llama.cpp tokenized its text with the model's vocabulary.
+        if (const auto * text = r.as_object().if_contains("prompt"))
+            CHECK(tm.voc.tokenize(std::string(text->as_string()), true, true) == prompt);
         const auto want = json_ids(r.at("generated_tokens"));
         sequence seq(eng.make_cache(kernels::tensor_type::f16, 256));   // llama.cpp's default f16 cache
         std::vector<float> logits;
@@ -85,7 +88,7 @@ arch_result compare_with_llamacpp(const std::string & model_path, const boost::j
         }
         for (size_t s = 0; s < steps.size(); ++s) {
             if (s > 0) REQUIRE(decode_one(eng, forced, want[s - 1], forced_logits).has_value());
-            if (s == 0) {
+            if (s == 0 && steps[s].as_object().contains("logits")) {   // all of them, for a small vocabulary
                 const auto & all = steps[s].at("logits").as_array();
                 REQUIRE(all.size() == forced_logits.size());
                 for (size_t i = 0; i < all.size(); ++i)
@@ -116,7 +119,7 @@ std::string gemma3_model_path() {
 
 TEST_CASE("model: an architecture we do not support is refused by name, with the list of those we do",
           "[inference][model][arch]") {
-    for (const char * arch : {"mamba", "phi3", "qwen3moe", "gemma2"}) {
+    for (const char * arch : {"mamba", "phi2", "deepseek2", "gemma2"}) {
         INFO("architecture " << arch);
         test::gguf_builder b;
         b.kvs.push_back(test::kv_string("general.architecture", arch));
@@ -131,19 +134,67 @@ TEST_CASE("model: an architecture we do not support is refused by name, with the
         for (const auto & supported : model::supported_architectures()) CHECK(msg.find(supported) != std::string::npos);
     }
     const auto & archs = model::supported_architectures();
-    for (const char * a : {"llama", "qwen2", "qwen3", "starcoder2", "gemma3"})
+    for (const char * a : {"llama", "qwen2", "qwen3", "starcoder2", "gemma3", "phi3", "granite", "qwen3moe"})
         CHECK(std::find(archs.begin(), archs.end(), a) != archs.end());
 }
 
-TEST_CASE("qwen3, starcoder2 and gemma3 small models: greedy tokens identical to llama.cpp's, logits within tolerance",
+namespace {
+
+// A one-layer file of `arch` with the hyperparameters every architecture needs (n_embd 32,
+// 2 heads, n_ff 64, 8 tokens) and the given extra keys and tensors after token_embd and the norms.
+std::vector<uint8_t> small_file(const std::string & arch, std::vector<test::test_kv> extra_kvs,
+                                std::vector<test::test_tensor> extra_tensors) {
+    test::gguf_builder b;
+    b.kvs = {test::kv_string("general.architecture", arch), test::kv_u32(arch + ".block_count", 1),
+             test::kv_u32(arch + ".embedding_length", 32), test::kv_u32(arch + ".attention.head_count", 2),
+             test::kv_u32(arch + ".feed_forward_length", 64), test::kv_u32(arch + ".context_length", 64)};
+    for (auto & kv : extra_kvs) b.kvs.push_back(std::move(kv));
+    b.tensors = {test::make_tensor("token_embd.weight", 0, {32, 8}), test::make_tensor("output_norm.weight", 0, {32}),
+                 test::make_tensor("blk.0.attn_norm.weight", 0, {32})};
+    for (auto & t : extra_tensors) b.tensors.push_back(std::move(t));
+    return b.build();
+}
+
+std::string load_error(const std::vector<uint8_t> & bytes) {
+    auto f = gguf::gguf_file::from_memory(bytes);
+    REQUIRE(f.has_value());
+    auto m = model::load(*f);
+    REQUIRE_FALSE(m.has_value());
+    return m.message();
+}
+
+}  // namespace
+
+TEST_CASE("model: a granite file without logit_scale and a fused attn_qkv of the wrong shape are refused by name",
+          "[inference][model][arch]") {
+    CHECK_THAT(load_error(small_file("granite", {}, {})), Catch::Contains("'granite.logit_scale' is missing"));
+    // Q 32 + K 32 + V 32 rows are 96; a file with 64 says which tensor and what was expected.
+    CHECK_THAT(load_error(small_file("phi3", {}, {test::make_tensor("blk.0.attn_qkv.weight", 0, {32, 64})})),
+               Catch::Contains("tensor 'blk.0.attn_qkv.weight' has shape [32, 64, 1, 1], expected [32, 96]"));
+    // phi3's gate and up are one ffn_up of 2 * n_ff rows.
+    CHECK_THAT(load_error(small_file("phi3", {}, {test::make_tensor("blk.0.attn_qkv.weight", 0, {32, 96}),
+                                                  test::make_tensor("blk.0.attn_output.weight", 0, {32, 32}),
+                                                  test::make_tensor("blk.0.ffn_norm.weight", 0, {32}),
+                                                  test::make_tensor("blk.0.ffn_up.weight", 0, {32, 64})})),
+               Catch::Contains("tensor 'blk.0.ffn_up.weight' has shape [32, 64, 1, 1], expected [32, 128]"));
+}
+
+TEST_CASE("small models of each architecture and llama variant: greedy tokens identical to llama.cpp's, logits "
+          "within tolerance",
           "[inference][golden][arch]") {
     temp_dir dir;
     run_python("write_arch_models.py", quoted(dir.path.string()) + " --print-sums > " +
                                            quoted((dir.path / "SHA256SUMS").string()));
     const auto sums = read_sums(dir.path / "SHA256SUMS");
+    // The llama variants (mistral, codellama, llama3, deepseek-coder) and phi3-longrope differ
+    // from their architecture's model in keys and small tensors only: F32 and F16 test them.
+    const std::vector<std::string> with_k_quant{"qwen3", "starcoder2", "gemma3", "phi3", "granite"};
     int n_files = 0;
-    for (const char * arch : {"qwen3", "starcoder2", "gemma3"}) {
+    for (const char * arch : {"qwen3", "starcoder2", "gemma3", "phi3", "phi3-longrope", "granite", "qwen3moe", "mistral",
+                              "codellama", "llama3", "deepseek-coder"}) {
+        const bool k_quant = std::find(with_k_quant.begin(), with_k_quant.end(), arch) != with_k_quant.end();
         for (const char * type : {"F32", "F16", "Q4_K_M"}) {
+            if (std::string(type) == "Q4_K_M" && !k_quant) continue;
             const std::string name = std::string(arch) + "-" + type;
             INFO("model " << name);
             const auto golden = read_json_file(k_arch_golden_dir + "/" + name + ".json");
@@ -171,7 +222,7 @@ TEST_CASE("qwen3, starcoder2 and gemma3 small models: greedy tokens identical to
             ++n_files;
         }
     }
-    CHECK(n_files == 9);
+    CHECK(n_files == 27);
 }
 
 TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cache", "[inference][golden][gemma3]") {
@@ -188,11 +239,12 @@ TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cach
                                      << " greedy continuations identical; max |dlogit| over llama.cpp's top-10 "
                                      << sum.max_top_diff << (sum.first_mismatch.empty() ? "" : "; first mismatch: ")
                                      << sum.first_mismatch);
-    // Every step of the forward pass gives llama.cpp's bits for a prompt whose length is a
-    // multiple of 4 (tests/golden/README.md's dump tools, docs/models.md). The last n % 4 tokens
-    // of a prompt differ in the last bits of the Q4_K products (hearth keeps the batch order
-    // there, llama.cpp switches), and gemma's residual stream (|x| up to 3e4) grows that to
-    // logits 1-2 apart, enough to flip a near-tie later in a continuation.
-    CHECK(sum.n_identical >= 1);
-    CHECK(sum.max_top_diff < 1.5f);
+    // Every step of the forward pass gives llama.cpp's bits (the GELU table included: one of
+    // its entries rounds as ggml's only with its fma), for the prompt and 24 decode steps of
+    // continue_go_pool (344 tokens), except the last n % 4 tokens of a prompt, whose Q4_K
+    // products differ in the last bits (hearth keeps the batch order there, llama.cpp switches;
+    // tests/golden/README.md): the other two prompts (313 and 21 tokens) end in such a token,
+    // and gemma's residual stream (|x| up to 3e4) grows that to logits up to 0.76 apart.
+    CHECK(sum.n_identical >= 2);
+    CHECK(sum.max_top_diff < 1.0f);
 }

@@ -226,6 +226,19 @@ TEST_CASE("silu, swiglu and gelu match their formulas", "[kernels][ops]") {
     }
 }
 
+TEST_CASE("gelu: the fp16 table holds ggml's entries, rounded from its FMA-contracted formula", "[kernels][ops]") {
+    // ggml builds its table from 0.5x(1 + tanh(sqrt(2/pi) x (1 + 0.044715 x x))) with the
+    // compiler contracting 1 + (0.044715 x) x into one fma. Of the 65,536 entries, one rounds
+    // otherwise without the fma: x = -1.9990234375, whose gelu -0.04548643... is within 3e-11
+    // of the halfway point between two fp16 values. llama.cpp's is the lower one (gemma-3-270m's
+    // ffn_geglu, tests/golden/README.md).
+    const float x = -1.9990234375f;
+    float out = 0.0f;
+    k::gelu(&x, &out, 1);
+    CHECK(out == k::fp16_to_fp32(k::fp32_to_fp16(-0.045501709f)));
+    CHECK(out == -0.045501708984375f);
+}
+
 TEST_CASE("add, mul and add_row", "[kernels][ops]") {
     const auto a = random_vec(37, 12), b = random_vec(37, 13);
     std::vector<float> y(37);
