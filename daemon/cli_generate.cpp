@@ -113,9 +113,9 @@ void print_timings(const inference::prefill_stats & pf, const inference::generat
                  std::string(inference::finish_reason_name(gen.finish)).c_str());
     const auto & sp = gen.speculation;
     if (mode != inference::speculate_mode::off)
-        std::fprintf(stderr, "speculation: %s, %d of %d guesses kept (%.1f %%), %.2f tokens per target pass (%d passes), draft %.1f ms\n",
-                     std::string(inference::speculate_mode_name(mode)).c_str(), sp.n_accepted, sp.n_drafted,
-                     100.0 * sp.acceptance(), sp.tokens_per_pass(), sp.n_target_passes, sp.t_draft_ms);
+        std::fprintf(stderr, "speculation: %s, %d of %d guesses kept (%.1f %%; %d computed), %.2f tokens per target pass (%d passes), draft %.1f ms\n",
+                     std::string(inference::speculate_mode_name(mode)).c_str(), sp.n_accepted, sp.n_accepted + sp.n_rejected,
+                     100.0 * sp.acceptance(), sp.n_drafted, sp.tokens_per_pass(), sp.n_target_passes, sp.t_draft_ms);
 }
 
 // Prefill + generate with streaming to stdout; returns the process exit code.

@@ -117,6 +117,7 @@ status token_stepper::step(token_id tok, std::vector<float> & logits, std::stop_
         logits.assign(row, row + static_cast<std::ptrdiff_t>(n_vocab));
         return {};
     }
+    if (n_used_ < guesses_.size()) ++stats_.n_rejected;
     end_batch();
     const int32_t n_max = std::min(n_draft_, seq_.cache.n_ctx() - n_pos - 1);
     std::vector<token_id> g;

@@ -55,11 +55,16 @@ status validate(const speculation_options & o, const engine & target);
 
 struct speculation_stats {
     int32_t n_target_passes = 0;  // forward passes of the target while generating
-    int32_t n_drafted = 0;        // tokens guessed and verified
-    int32_t n_accepted = 0;       // of those, kept
+    int32_t n_drafted = 0;        // tokens guessed and verified (computed ahead)
+    int32_t n_accepted = 0;       // guesses the decode loop chose
+    int32_t n_rejected = 0;       // guesses it chose another token for (the rest of their batch dropped)
     int32_t n_tokens = 0;         // tokens appended through the stepper
     double t_draft_ms = 0;        // time in the draft model
-    double acceptance() const { return n_drafted ? static_cast<double>(n_accepted) / n_drafted : 0; }
+    // Of the guesses the decode loop reached, the share kept (guesses past the end of the
+    // generation were computed, n_drafted, but never judged).
+    double acceptance() const {
+        return n_accepted + n_rejected ? static_cast<double>(n_accepted) / (n_accepted + n_rejected) : 0;
+    }
     double tokens_per_pass() const { return n_target_passes ? static_cast<double>(n_tokens) / n_target_passes : 0; }
 };
 
