@@ -57,42 +57,45 @@ std::vector<token_id> lookup_proposal(std::span<const token_id> history, int32_t
 token_stepper::token_stepper(engine & target, sequence & seq, speculation_options opts)
     : target_(target), seq_(seq), opts_(opts), n_draft_(opts.n_draft_start) {}
 
-std::vector<token_id> token_stepper::draft_proposal(std::span<const token_id> history, int32_t n_max) {
+std::vector<token_id> token_stepper::draft_proposal(std::span<const token_id> history, int32_t n_max,
+                                                    const std::stop_token & stop) {
     const auto t0 = std::chrono::steady_clock::now();
     engine & d = *opts_.draft;
     sequence & ds = *opts_.draft_seq;
     std::vector<token_id> out;
     // Keep what the draft sequence shares with the history; evaluate at least the last token.
-    size_t common = std::min(common_prefix(ds.tokens, history), history.size() - 1);
+    const size_t common = std::min(common_prefix(ds.tokens, history), history.size() - 1);
     ds.cache.set_n_pos(static_cast<int32_t>(common));
     ds.tokens.resize(common);
     ds.n_batch_rows = std::min(ds.n_batch_rows, static_cast<int32_t>(common));
     n_max = static_cast<int32_t>(std::min<int64_t>(n_max, ds.cache.n_ctx() - static_cast<int64_t>(history.size())));
-    const auto rest = history.subspan(common);
-    // A draft that fails (its context is full) costs only its guesses.
-    if (n_max > 0 && d.eval(ds.cache, rest, draft_logits_)) {
-        if (rest.size() >= 2 && ds.n_batch_rows == static_cast<int32_t>(common))
-            ds.n_batch_rows = static_cast<int32_t>(history.size());
-        ds.tokens.insert(ds.tokens.end(), rest.begin(), rest.end());
-        for (int32_t i = 0; i < n_max; ++i) {
-            out.push_back(sampler::argmax(draft_logits_));
-            if (i + 1 < n_max && !decode_one(d, ds, out.back(), draft_logits_)) break;
+    if (n_max > 0) {
+        const auto rest = history.subspan(common);
+        // Stopped (or failed), what was evaluated stays for the next call; a draft that fails
+        // costs only its guesses.
+        const auto s = d.eval(ds.cache, rest, draft_logits_, false, stop);
+        const auto kept = static_cast<size_t>(ds.cache.n_pos()) - common;
+        ds.tokens.insert(ds.tokens.end(), rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(kept));
+        if (kept >= 2 && ds.n_batch_rows == static_cast<int32_t>(common)) ds.n_batch_rows = ds.cache.n_pos();
+        if (s) {
+            for (int32_t i = 0; i < n_max; ++i) {
+                out.push_back(sampler::argmax(draft_logits_));
+                if (i + 1 < n_max && !decode_one(d, ds, out.back(), draft_logits_, stop)) break;
+            }
         }
-    } else {
-        ds.clear();
     }
     stats_.t_draft_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return out;
 }
 
-std::vector<token_id> token_stepper::propose(token_id tok, int32_t n_max) {
+std::vector<token_id> token_stepper::propose(token_id tok, int32_t n_max, const std::stop_token & stop) {
     history_.assign(seq_.tokens.begin(), seq_.tokens.end());
     history_.push_back(tok);
     std::vector<token_id> g;
     if (opts_.mode == speculate_mode::lookup || opts_.mode == speculate_mode::both)
         g = lookup_proposal(history_, n_max, opts_.ngram_max, opts_.ngram_min);
     if (g.empty() && (opts_.mode == speculate_mode::draft || opts_.mode == speculate_mode::both))
-        g = draft_proposal(history_, n_max);
+        g = draft_proposal(history_, n_max, stop);
     return g;
 }
 
@@ -121,7 +124,7 @@ status token_stepper::step(token_id tok, std::vector<float> & logits, std::stop_
     end_batch();
     const int32_t n_max = std::min(n_draft_, seq_.cache.n_ctx() - n_pos - 1);
     std::vector<token_id> g;
-    if (opts_.mode != speculate_mode::off && n_max > 0) g = propose(tok, n_max);
+    if (opts_.mode != speculate_mode::off && n_max > 0) g = propose(tok, n_max, stop);
     status s;
     if (g.empty()) {
         const token_id one[1] = {tok};

@@ -87,8 +87,9 @@ public:
     const speculation_stats & stats() const { return stats_; }
 
 private:
-    std::vector<token_id> propose(token_id tok, int32_t n_max);
-    std::vector<token_id> draft_proposal(std::span<const token_id> history, int32_t n_max);
+    // A stop requested ends a draft model's work within a layer (fewer guesses, or none).
+    std::vector<token_id> propose(token_id tok, int32_t n_max, const std::stop_token & stop);
+    std::vector<token_id> draft_proposal(std::span<const token_id> history, int32_t n_max, const std::stop_token & stop);
     void end_batch();   // adapts the guess length to what the batch kept
 
     engine & target_;

@@ -202,6 +202,31 @@ TEST_CASE("speculation: a draft that is the target itself is never wrong under g
     CHECK(st.n_target_passes <= 9);
 }
 
+TEST_CASE("speculation: a stop during generation ends it cancelled, the sequences consistent", "[inference][speculate][cancel]") {
+    auto & t = tiny_model();
+    auto voc = tokenizer::load_vocab(t.file);
+    REQUIRE(voc.has_value());
+    engine self(t.mdl, *t.pool);
+    for (const auto mode : {speculate_mode::lookup, speculate_mode::draft, speculate_mode::both}) {
+        INFO("mode " << speculate_mode_name(mode));
+        sequence draft_seq(self.make_cache(kernels::tensor_type::f32, 512));
+        auto start = prefill_cold(*t.eng, random_tokens(12, 6, t.mdl.hp().n_vocab), kernels::tensor_type::f32);
+        generation_params p;
+        p.n_predict = 200;
+        p.speculation = {mode, &self, &draft_seq};
+        std::stop_source stop;
+        int pieces = 0;
+        auto gen = generate(*t.eng, *voc, start.seq, start.logits, p, stop.get_token(), [&](std::string_view) {
+            if (++pieces == 3) stop.request_stop();
+        });
+        REQUIRE(gen.has_value());
+        CHECK(gen->finish == finish_reason::cancelled);
+        CHECK(gen->tokens.size() < 200);
+        CHECK(start.seq.cache.n_pos() == static_cast<int32_t>(start.seq.tokens.size()));
+        CHECK(draft_seq.cache.n_pos() == static_cast<int32_t>(draft_seq.tokens.size()));
+    }
+}
+
 TEST_CASE("speculation: the draft's vocabulary must be the target's", "[inference][speculate]") {
     auto & t = tiny_model();
     const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
