@@ -106,6 +106,16 @@ status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32
     return {};
 }
 
+status engine::eval_steps(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
+                          std::stop_token stop) {
+    step_order_ = true;
+    mm_.set_step_order(true);
+    auto s = eval_at(cache, tokens, cache.n_pos(), logits, true, std::move(stop));
+    step_order_ = false;
+    mm_.set_step_order(false);
+    return s;
+}
+
 // One batch of n tokens through every layer: the forward pass as one story.
 bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
                         bool all_logits, const std::stop_token & stop) {
@@ -204,7 +214,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         });
         const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
         kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale,
-                           attn_.data(), pool_, hp.is_swa(il) ? kv_start_.data() : nullptr);
+                           attn_.data(), pool_, hp.is_swa(il) ? kv_start_.data() : nullptr, step_order_);
         observe("kqv_out", il, attn_.data(), n_q);
         mm_.set_activations(attn_.data(), n, n_q);
         kernels::matmul(view(L.wo), mm_, cur_.data(), pool_);

@@ -57,6 +57,14 @@ public:
     status eval_at(kv_cache & cache, std::span<const token_id> tokens, int32_t start_pos, std::vector<float> & logits,
                    bool all_logits = false, std::stop_token stop = {});
 
+    // Evaluates tokens at positions [cache.n_pos(), ...) as tokens.size() consecutive decode
+    // steps would, in one batch: every row summed in the one-token order (matmul.h, attention.h),
+    // so `logits` (tokens.size() * n_vocab, every row) and the K/V rows are bit for bit those of
+    // one eval() per token, while the weights are read once for the batch. For verifying
+    // speculated tokens (speculate.h). Errors and stopping as eval().
+    status eval_steps(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
+                      std::stop_token stop = {});
+
     // Sees each intermediate activation of eval(): its name (llama.cpp's graph names, e.g.
     // "attn_norm", "Qcur", "kqv_out", "l_out"; a suffix marks a later step on the same tensor,
     // "Qcur_bias", "Qcur_rope"), the layer (-1 outside the layers) and n_tokens rows of width
@@ -79,6 +87,7 @@ private:
     kernels::thread_pool & pool_;
     int32_t n_batch_;
     kernels::matmul_context mm_;
+    bool step_order_ = false;   // eval_steps() in progress
     // Activations, each [n_batch][width].
     std::vector<float> x_;      // residual stream [n_embd]
     std::vector<float> cur_;    // normed input [n_embd]

@@ -66,14 +66,17 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
                                    std::stop_token stop, const std::function<void(std::string_view)> & on_piece) {
     if (auto s = validate(params.sampling); !s) return s.error();
     if (params.n_predict < 0) return fail("generate: n_predict ", params.n_predict, " is negative");
+    if (auto s = validate(params.speculation, eng); !s) return s.error();
     const auto t0 = std::chrono::steady_clock::now();
     sampler smp(params.sampling);
     for (token_id t : seq.tokens) smp.accept(t);
 
+    token_stepper stepper(eng, seq, params.speculation);
     generation_result out;
     size_t streamed = 0;
     auto finish = [&](finish_reason why, size_t keep) {
         out.finish = why;
+        out.speculation = stepper.stats();
         out.text.resize(std::min(keep, out.text.size()));
         if (on_piece && out.text.size() > streamed) on_piece(std::string_view(out.text).substr(streamed));
         out.t_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -147,7 +150,7 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
         }
 
         if (seq.cache.n_pos() >= seq.cache.n_ctx()) { finish(finish_reason::context_full, out.text.size()); break; }
-        if (auto s = decode_one(eng, seq, tok, logits, stop); !s) {
+        if (auto s = stepper.step(tok, logits, stop); !s) {
             if (!stop.stop_requested()) return s.error();
             finish(finish_reason::cancelled, out.text.size());   // stopped between two layers
             break;

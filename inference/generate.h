@@ -17,6 +17,7 @@
 #include "base/result.h"
 #include "inference/sampler.h"
 #include "inference/sequence.h"
+#include "inference/speculate.h"
 #include "inference/tokenizer/vocab.h"
 
 namespace hearth::inference {
@@ -48,6 +49,8 @@ struct generation_params {
     // <think> and </think>, which reasoning_filter looks for).
     std::vector<token_id> rendered_tokens;
     stop_rule rule;                             // optional
+    // Speculative decoding (speculate.h): the same tokens, fewer target passes when it guesses well.
+    speculation_options speculation;
 };
 
 struct generation_result {
@@ -56,6 +59,7 @@ struct generation_result {
     finish_reason finish = finish_reason::end_of_generation;
     double sum_logprob = 0;       // of the sampled tokens (ranking candidates)
     double t_ms = 0;
+    speculation_stats speculation;
 };
 
 // Holds back an incomplete UTF-8 sequence at the end of the text produced so far, so a
@@ -66,7 +70,9 @@ size_t utf8_complete_prefix(std::string_view s);
 // after the first such line's newline at or after `from`; npos if none.
 size_t finished_line_end(std::string_view text, size_t from);
 
-// Continues `seq` from the logits of its last token. on_piece gets the streamed text.
+// Continues `seq` from the logits of its last token. on_piece gets the streamed text. With
+// params.speculation on, the result is the same (bit for bit, sampled too), the sequence left
+// holds the same tokens, and result.speculation says how the guesses fared.
 result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab, sequence & seq,
                                    std::vector<float> & logits, const generation_params & params,
                                    std::stop_token stop = {},

@@ -42,6 +42,7 @@ struct task_shape {
     int64_t n_token_blocks, n_segments;   // n_segments > 1: one task per segment (merged after)
     float scale;
     const int32_t * kv_start;             // [n_tokens] first visible position, or nullptr (0)
+    bool step_order;                      // f16: every token in the one-token order
 };
 
 // Per-thread buffers, grown as needed and kept for the thread's life.
@@ -188,7 +189,7 @@ void attend_segments(const float * q, const int32_t * n_kv, const kv_view & kv, 
 // there; llama.cpp's masked positions add zeros.
 void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, const task_shape & s, int64_t g,
                      int64_t t0, int64_t t1, float * out) {
-    const int n_lanes = s.n_tokens >= 2 ? 16 : 64;
+    const int n_lanes = s.n_tokens >= 2 && !s.step_order ? 16 : 64;
     thread_scratch & sc = local_scratch();
     const simd::f32_kernels & vk = simd::active_f32_kernels();
     const cpu::quant_kernels & qk = cpu::active_quant_kernels();
@@ -246,7 +247,7 @@ void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, 
 
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
                int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool,
-               const int32_t * kv_start) {
+               const int32_t * kv_start, bool step_order) {
     assert(n_head_kv > 0 && n_head % n_head_kv == 0);
     assert(head_dim % tensor_type_info(kv.type).block_size == 0);
     assert(kv.row_bytes >= row_size(kv.type, n_head_kv * head_dim));
@@ -261,6 +262,7 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     s.group = n_head / n_head_kv;
     s.scale = scale;
     s.kv_start = kv_start;
+    s.step_order = step_order;
     s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
     if (kv.type == tensor_type::f16 && head_dim % 64 == 0) {
         pool.parallel_for(n_head_kv * s.n_token_blocks, [&](int64_t task, int) {

@@ -41,10 +41,12 @@ struct kv_view {
 // kv_start: [n_tokens] or nullptr (0): the first position token t attends to, for a sliding
 // window; the positions before it count as llama.cpp's masked ones (they add zeros), so a
 // window changes no other rounding.
+// step_order: every token is summed as a batch of one would sum it (the f16 one-token order), so
+// a batch gives each token the bits of a decode step (verifying speculated tokens).
 // Preconditions: n_head % n_head_kv == 0; head_dim % block_size(kv.type) == 0 (so for q8_0 and
 // q4_0 a multiple of 32, each head's slice whole blocks).
 void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv_view & kv, int64_t n_head,
                int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool,
-               const int32_t * kv_start = nullptr);
+               const int32_t * kv_start = nullptr, bool step_order = false);
 
 }  // namespace hearth::kernels

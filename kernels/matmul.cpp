@@ -98,6 +98,7 @@ struct matmul_plan {
     matmul_context::converted_rows act;
     float * y;
     int64_t rows_per_block, tokens_per_block, n_row_blocks, n_token_blocks;
+    bool per_token;   // step order over a tile summed in batch order: one matvec per token
     int64_t n_tasks() const { return n_row_blocks * n_token_blocks; }
 };
 
@@ -105,10 +106,11 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
     assert(ctx.n_cols() == w.n_cols);
     assert(w.row_bytes >= row_size(w.type, w.n_cols));
     matmul_plan p{static_cast<const std::byte *>(w.data), w.row_bytes, w.type, w.n_rows, w.n_cols, ctx.n_tokens(), {}, y,
-                  1, 1, 0, 0};
+                  1, 1, 0, 0, false};
     if (p.n_rows == 0) return p;   // (matmul_group returns before planning when there are no tokens)
     p.act = ctx.converted(vec_dot_type(w.type), pool);
     if (p.n_tokens == 1) return p;   // a matvec: cut_matvec cuts it
+    p.per_token = ctx.step_order() && vec_dot_tile_in_batch_order(w.type);
     // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
     p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 4);
     p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
@@ -128,6 +130,12 @@ void run_tile_task(const matmul_plan & p, int64_t task) {
     const int64_t t0 = (task % p.n_token_blocks) * p.tokens_per_block;
     const int64_t nr = std::min(p.rows_per_block, p.n_rows - r0);
     const int64_t t1 = std::min(t0 + p.tokens_per_block, p.n_tokens);
+    if (p.per_token) {   // the row block stays in cache while each token passes over it
+        for (int64_t t = t0; t < t1; ++t)
+            vec_dot_rows(p.wt, p.n_cols, p.w_data + static_cast<size_t>(r0) * p.w_stride, p.w_stride,
+                         p.act.data + static_cast<size_t>(t) * p.act.row_bytes, p.y + t * p.n_rows + r0, nr);
+        return;
+    }
     vec_dot_tile(p.wt, p.n_cols, p.w_data + static_cast<size_t>(r0) * p.w_stride, p.w_stride, nr,
                  p.act.data + static_cast<size_t>(t0) * p.act.row_bytes, p.act.row_bytes, t1 - t0, p.y + t0 * p.n_rows + r0,
                  p.n_rows);

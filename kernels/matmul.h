@@ -7,7 +7,9 @@
 // shares; with several tokens each task is a (row block x token block) tile handed out
 // dynamically, so a block of weight rows is reused from cache for many tokens (prefill).
 // Invariants: every y element is one vec_dot over the whole row, so the result is bitwise the same
-// for any thread count and any tiling, and equal to a one-token matvec of the same row and token.
+// for any thread count and any tiling, and equal to a one-token matvec of the same row and token
+// (but where a type's tiles sum in llama.cpp's batch order, quant.h; in step order, set on the
+// context, those tiles too are summed as matvecs, one token at a time over the cached rows).
 // Thread-safety: a matmul_context belongs to one caller (the compute worker); matmul() uses the
 // pool (one owner) and must not be called concurrently with the same context or pool.
 #pragma once
@@ -50,6 +52,11 @@ public:
     int64_t n_tokens() const { return n_tokens_; }
     int64_t n_cols() const { return n_cols_; }
 
+    // Step order: every token's products carry the bits of a one-token matvec, whatever the
+    // batch (verifying speculated tokens as decode steps would compute them). Kept until changed.
+    void set_step_order(bool on) { step_order_ = on; }
+    bool step_order() const { return step_order_; }
+
     // The activation rows converted to `type` (row t at data + t * row_bytes), converting them now
     // (on the pool) if this type was not asked for since set_activations().
     struct converted_rows {
@@ -70,6 +77,7 @@ private:
     static constexpr int k_n_buffers = 4;   // distinct vec_dot types in use at once (q8_0, q8_K, f16, ...)
 
     const float * x_ = nullptr;
+    bool step_order_ = false;
     int64_t n_tokens_ = 0;
     int64_t n_cols_ = 0;
     std::array<buffer, k_n_buffers> buffers_;

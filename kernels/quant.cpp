@@ -53,4 +53,6 @@ void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_byt
     fn(n, w, w_stride_bytes, n_rows, a, a_stride_bytes, n_tokens, out, out_stride);
 }
 
+bool vec_dot_tile_in_batch_order(tensor_type wt) { return cpu::active_quant_kernels()[wt].tile_batch_order; }
+
 }  // namespace hearth::kernels

@@ -45,8 +45,13 @@ void vec_dot_rows(tensor_type wt, int64_t n, const void * w, size_t w_stride_byt
 
 // out[t * out_stride + r] = vec_dot(wt, n, w + r * w_stride_bytes, a + t * a_stride_bytes) for r < n_rows,
 // t < n_tokens: a tile of weight rows against several activation rows (prefill). Bit-identical to
-// vec_dot per element; SIMD variants unpack each weight block once for several tokens.
+// vec_dot per element unless vec_dot_tile_in_batch_order(wt); SIMD variants unpack each weight
+// block once for several tokens.
 void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_bytes, int64_t n_rows, const void * a,
                   size_t a_stride_bytes, int64_t n_tokens, float * out, int64_t out_stride);
+
+// Whether vec_dot_tile sums in llama.cpp's batch order for this type (x86 q4_K / q6_K), equal to
+// vec_dot only up to float rounding.
+bool vec_dot_tile_in_batch_order(tensor_type wt);
 
 }  // namespace hearth::kernels

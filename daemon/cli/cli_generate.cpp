@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "daemon/pipeline/chat_pipeline.h"
 #include "daemon/settings/config.h"
 #include "inference/completion_rules.h"
+#include "inference/draft_model.h"
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
@@ -31,6 +33,8 @@ struct model_flags {
     uint64_t seed = 42;
     bool verbose = false;
     std::string chat_template;
+    std::string speculate;   // empty: draft when a draft model is given, else off
+    std::string draft;
 };
 
 void add_model_flags(CLI::App * cmd, model_flags & f) {
@@ -101,19 +105,36 @@ result<size_t> cursor_offset(const std::string & text, const cursor_spec & c) {
     return off + static_cast<size_t>(c.col - 1);
 }
 
-void print_timings(const inference::prefill_stats & pf, const inference::generation_result & gen) {
+void print_timings(const inference::prefill_stats & pf, const inference::generation_result & gen,
+                   inference::speculate_mode mode) {
     const double pp = pf.t_ms > 0 ? pf.n_evaluated * 1000.0 / pf.t_ms : 0;
     const double tg = gen.t_ms > 0 ? gen.tokens.size() * 1000.0 / gen.t_ms : 0;
     std::fprintf(stderr, "\nprompt: %d tokens (%d evaluated) in %.1f ms, %.1f t/s\n", pf.n_prompt, pf.n_evaluated,
                  pf.t_ms, pp);
     std::fprintf(stderr, "generated: %zu tokens in %.1f ms, %.1f t/s (stopped: %s)\n", gen.tokens.size(), gen.t_ms, tg,
                  std::string(inference::finish_reason_name(gen.finish)).c_str());
+    const auto & sp = gen.speculation;
+    if (mode != inference::speculate_mode::off)
+        std::fprintf(stderr, "speculation: %s, %d of %d guesses kept (%.1f %%; %d computed), %.2f tokens per target pass (%d passes), draft %.1f ms\n",
+                     std::string(inference::speculate_mode_name(mode)).c_str(), sp.n_accepted, sp.n_accepted + sp.n_rejected,
+                     100.0 * sp.acceptance(), sp.n_drafted, sp.tokens_per_pass(), sp.n_target_passes, sp.t_draft_ms);
 }
 
 // Prefill + generate with streaming to stdout; returns the process exit code.
 int run_generation(inference::loaded_model & lm, const std::vector<inference::token_id> & prompt,
-                   inference::generation_params params, bool verbose) {
+                   inference::generation_params params, const model_flags & f) {
     auto & eng = lm.eng();
+    auto mode = inference::parse_speculate_mode(f.speculate.empty() ? (f.draft.empty() ? "off" : "draft") : f.speculate);
+    if (!mode) { std::fprintf(stderr, "hearth: %s\n", mode.message().c_str()); return 2; }
+    std::unique_ptr<inference::draft_model> draft;
+    if (!f.draft.empty()) {
+        auto d = inference::draft_model::load(f.draft, lm.vocab(), lm.pool());
+        if (!d) { std::fprintf(stderr, "hearth: %s\n", d.message().c_str()); return 1; }
+        draft = std::move(*d);
+    }
+    std::optional<inference::sequence> draft_seq;
+    if (draft) draft_seq.emplace(draft->eng().make_cache(lm.cache_type(), lm.n_ctx()));
+    params.speculation = inference::make_speculation(*mode, draft.get(), draft_seq ? &*draft_seq : nullptr);
     inference::sequence seq(eng.make_cache(lm.cache_type(), lm.n_ctx()));
     if (static_cast<int64_t>(prompt.size()) + params.n_predict > lm.n_ctx()) {
         std::fprintf(stderr, "hearth: the prompt (%zu tokens) and %d new tokens do not fit the context of %d\n",
@@ -135,7 +156,7 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
         return 1;
     }
     std::fputc('\n', stdout);
-    if (verbose) print_timings(*pf, *gen);
+    if (f.verbose) print_timings(*pf, *gen, *mode);
     return 0;
 }
 
@@ -152,6 +173,8 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
     complete->add_option("position", *where, "FILE:LINE:COL (1-based) where the cursor is");
     complete->add_option("--prompt", *raw, "complete this text instead (the cursor is at its end)");
     complete->add_option("--suffix", *suffix, "with --prompt: the text after the cursor");
+    complete->add_option("--speculate", cf->speculate, "speculative decoding: off, lookup, draft, both (default: draft with --draft, else off)");
+    complete->add_option("--draft", cf->draft, "draft model for --speculate draft or both (a GGUF file of the same vocabulary)");
     complete->callback([&state, cf, where, raw, suffix] {
         if (where->empty() == raw->empty()) {
             std::fprintf(stderr, "hearth complete: give either FILE:LINE:COL or --prompt TEXT\n");
@@ -183,7 +206,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         params.sampling.seed = cf->seed;
         params.rule = inference::make_completion_rule(inference::guess_line_mode(in.prefix, in.suffix), in.prefix, in.suffix);
         params.end_tokens = inference::fim_end_tokens((*lm)->vocab());
-        state.exit_code = run_generation(**lm, *prompt, params, cf->verbose);
+        state.exit_code = run_generation(**lm, *prompt, params, *cf);
     });
 
     // hearth chat

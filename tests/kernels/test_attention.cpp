@@ -249,6 +249,26 @@ TEST_CASE("attention: a token's output does not depend on the batch it is evalua
     }
 }
 
+TEST_CASE("attention in step order: each token of a batch gets a lone token's bits, f16 cache included",
+          "[kernels][attention]") {
+    const tensor_type type = GENERATE(tensor_type::f32, tensor_type::f16, tensor_type::q8_0);
+    const int64_t head_dim = 64, n_head_kv = 2, n_head = 14, n_ctx = 300, n_past = 290;
+    const auto c = make_cache(type, n_ctx, n_head_kv, head_dim, 61);
+    const int64_t n_tokens = n_ctx - n_past, row = n_head * head_dim;
+    const auto q = random_q(n_tokens, n_head, head_dim, 67);
+    k::thread_pool pool(2);
+    std::vector<float> batch(q.size(), std::nanf(""));
+    const auto mask = causal(n_tokens, static_cast<int32_t>(n_past));
+    const k::kv_view kv{c.type, c.k.data(), c.v.data(), c.row_bytes};
+    k::attention(q.data(), n_tokens, mask.data(), kv, n_head, c.n_head_kv, c.head_dim, 0.125f, batch.data(), pool,
+                 nullptr, /*step_order=*/true);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const std::vector<float> q_one(q.begin() + t * row, q.begin() + (t + 1) * row);
+        const auto one = run_attention(c, q_one, 1, causal(1, static_cast<int32_t>(n_past + t)), n_head, 0.125f, 2);
+        REQUIRE(std::memcmp(one.data(), batch.data() + t * row, one.size() * sizeof(float)) == 0);
+    }
+}
+
 TEST_CASE("attention with a single visible position returns that position's V", "[kernels][attention]") {
     const auto c = make_cache(tensor_type::f32, 4, 1, 16, 41);
     const auto q = random_q(1, 2, 16, 43);

@@ -177,6 +177,31 @@ TEST_CASE("matmul gives bitwise the same result on 1 and 2 threads, and batched 
     }
 }
 
+TEST_CASE("matmul in step order: every token of a batch gets a one-token matvec's bits, every weight type",
+          "[kernels][matmul]") {
+    const int64_t n_tokens = GENERATE(2, 5, 17);
+    for (tensor_type wt : weight_types()) {
+        if (!k::is_supported(wt)) continue;
+        const int64_t block = k::tensor_type_info(wt).block_size;
+        const int64_t n_cols = block == 256 ? 768 : (block == 32 ? 288 : 200);
+        const int64_t n_rows = 301;
+        INFO("type " << k::tensor_type_info(wt).name << ", n_tokens " << n_tokens);
+        const auto w_bytes = random_weights(wt, n_rows, n_cols, 13);
+        const k::weight_view w{wt, w_bytes.data(), n_rows, n_cols, k::row_size(wt, n_cols)};
+        const auto x = random_activations(n_tokens, n_cols, 15);
+        k::thread_pool pool(2);
+        k::matmul_context ctx;
+        ctx.set_step_order(true);
+        std::vector<float> y(static_cast<size_t>(n_tokens * n_rows), std::nanf(""));
+        k::matmul(w, x.data(), n_tokens, y.data(), pool, ctx);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const std::vector<float> xt(x.begin() + t * n_cols, x.begin() + (t + 1) * n_cols);
+            const auto yt = matmul_on(2, w, xt, 1);
+            REQUIRE(std::memcmp(yt.data(), y.data() + t * n_rows, yt.size() * sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("matmul_context: one set of activations serves weights of different vec_dot types",
           "[kernels][matmul]") {
     k::thread_pool pool(2);
