@@ -1,0 +1,128 @@
+// The weight decoding and products on the device against the CPU kernels: dequantize bit for bit,
+// matmul against a double-precision product of the CPU-decoded weights (tight: both f32 sums)
+// and against kernels::matmul itself (looser: the CPU quantizes the activations to q8 or f16).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "kernels/quant.h"
+#include "kernels/thread_pool.h"
+#include "kernels/vulkan/ops.h"
+#include "tests/kernels/quant_test_util.h"
+#include "tests/kernels/vulkan/vulkan_test_device.h"
+
+namespace k = hearth::kernels;
+namespace kv = hearth::kernels::vulkan;
+using k::tensor_type;
+
+namespace {
+
+const tensor_type k_types[] = {tensor_type::q8_0, tensor_type::q5_0, tensor_type::q4_k, tensor_type::q6_k,
+                               tensor_type::f16};
+
+// n_rows rows of n_cols weights, random quants with ordinary scales, packed row_bytes apart.
+std::vector<uint8_t> random_matrix(tensor_type t, int64_t n_rows, int64_t n_cols, uint32_t seed) {
+    std::vector<uint8_t> m;
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const auto row = k::test::random_weight_row(t, n_cols, seed + static_cast<uint32_t>(r));
+        m.insert(m.end(), row.begin(), row.end());
+    }
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("vulkan dequantize: every weight type decodes as the CPU does, bit for bit", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_rows = GENERATE(1, 7, 67);
+    const int64_t n_cols = GENERATE(256, 768);
+    for (auto & td : kv::test::test_devices()) {
+        for (const tensor_type t : k_types) {
+            INFO("type " << k::tensor_type_info(t).name << " rows " << n_rows << " cols " << n_cols << " " << td.label);
+            const size_t row_bytes = k::row_size(t, n_cols);
+            const auto m = random_matrix(t, n_rows, n_cols, 11);
+            std::vector<float> want(static_cast<size_t>(n_rows * n_cols));
+            for (int64_t r = 0; r < n_rows; ++r)
+                k::dequantize_row(t, m.data() + r * row_bytes, want.data() + r * n_cols, n_cols);
+            auto w = kv::test::upload(*td.dev, m);
+            auto out = kv::test::zeros(*td.dev, want.size() * sizeof(float));
+            auto s = kv::test::new_stream(*td.dev);
+            kv::dequantize(s, {&w, t, n_rows, n_cols, row_bytes}, out);
+            kv::test::run(s);
+            const auto got = kv::test::download<float>(out, want.size());
+            size_t mismatches = 0;
+            for (size_t i = 0; i < want.size(); ++i)
+                if (k::f32_bits(got[i]) != k::f32_bits(want[i])) {
+                    if (mismatches == 0) UNSCOPED_INFO("first at " << i << ": " << got[i] << " vs " << want[i]);
+                    ++mismatches;
+                }
+            CHECK(mismatches == 0);
+            kv::test::require_validation_silent(td);
+        }
+    }
+}
+
+TEST_CASE("vulkan matmul: every weight type against the CPU, 1, 7 and 512 tokens, odd row counts",
+          "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_tokens = GENERATE(1, 7, 512);
+    const int64_t n_rows = GENERATE(1, 67, 130);   // not multiples of 8 or 64
+    if (n_tokens == 512 && n_rows != 67) return;    // the long batch once: lavapipe is slow
+    const int64_t n_cols = n_tokens == 512 ? 512 : 768;
+    k::thread_pool pool(1);
+    k::matmul_context ctx;
+    for (auto & td : kv::test::test_devices()) {
+        for (const tensor_type t : k_types) {
+            INFO("type " << k::tensor_type_info(t).name << " tokens " << n_tokens << " rows " << n_rows << " " << td.label);
+            const size_t row_bytes = k::row_size(t, n_cols);
+            const auto m = random_matrix(t, n_rows, n_cols, 23);
+            const auto x = k::test::random_floats(n_tokens * n_cols, 5);
+            std::vector<float> wdeq(static_cast<size_t>(n_rows * n_cols));
+            for (int64_t r = 0; r < n_rows; ++r)
+                k::dequantize_row(t, m.data() + r * row_bytes, wdeq.data() + r * n_cols, n_cols);
+            std::vector<float> cpu(static_cast<size_t>(n_tokens * n_rows));
+            k::matmul({t, m.data(), n_rows, n_cols, row_bytes}, x.data(), n_tokens, cpu.data(), pool, ctx);
+
+            auto w = kv::test::upload(*td.dev, m);
+            auto xb = kv::test::upload(*td.dev, x);
+            auto yb = kv::test::zeros(*td.dev, cpu.size() * sizeof(float));
+            auto s = kv::test::new_stream(*td.dev);
+            kv::matmul(s, {&w, t, n_rows, n_cols, row_bytes}, xb, yb, n_tokens);
+            kv::test::run(s);
+            const auto got = kv::test::download<float>(yb, cpu.size());
+
+            double worst_exact = 0, worst_cpu = 0;
+            for (int64_t tk = 0; tk < n_tokens; ++tk) {
+                const float * xr = x.data() + tk * n_cols;
+                float amax = 0;
+                for (int64_t c = 0; c < n_cols; ++c) amax = std::max(amax, std::fabs(xr[c]));
+                for (int64_t r = 0; r < n_rows; ++r) {
+                    const float * wr = wdeq.data() + r * n_cols;
+                    double ref = 0, abs_sum = 0, w_abs = 0;
+                    for (int64_t c = 0; c < n_cols; ++c) {
+                        ref += static_cast<double>(wr[c]) * xr[c];
+                        abs_sum += std::fabs(static_cast<double>(wr[c]) * xr[c]);
+                        w_abs += std::fabs(wr[c]);
+                    }
+                    const double g = got[tk * n_rows + r];
+                    // f32 sums of n_cols products: well within 1e-5 of the sum of magnitudes.
+                    const double tol_exact = 1e-5 * abs_sum + 1e-30;
+                    // The CPU rounds each activation to q8 (|error| <= amax / 254) or f16: twice that bound.
+                    const double tol_cpu = w_abs * amax / 127.0 + tol_exact;
+                    worst_exact = std::max(worst_exact, std::fabs(g - ref) / (abs_sum + 1e-30));
+                    worst_cpu = std::max(worst_cpu, std::fabs(g - cpu[tk * n_rows + r]) / (abs_sum + 1e-30));
+                    if (std::fabs(g - ref) > tol_exact) FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs " << ref);
+                    if (std::fabs(g - cpu[tk * n_rows + r]) > tol_cpu)
+                        FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs CPU " << cpu[tk * n_rows + r]);
+                }
+            }
+            const std::string op = std::string("matmul ") + std::string(k::tensor_type_info(t).name) + " t" +
+                                   std::to_string(n_tokens);
+            kv::test::report(op + " vs f64 (relative to sum|w*x|)", td, worst_exact, "1e-5");
+            kv::test::report(op + " vs kernels::matmul (relative to sum|w*x|)", td, worst_cpu, "sum|w|*amax(x)/127");
+            kv::test::require_validation_silent(td);
+        }
+    }
+}
