@@ -1,8 +1,10 @@
 // The device layer itself: what the device reports, the embedded pipelines, the no-loader path.
 #include <cstdlib>
+#include <vector>
 #include <string>
 
 #include "kernels/vulkan/loader.h"
+#include "kernels/vulkan/ops.h"
 #include "kernels/vulkan/pipelines.h"
 #include "kernels/vulkan/shaders.h"
 #include "tests/kernels/vulkan/vulkan_test_device.h"
@@ -44,6 +46,28 @@ TEST_CASE("vulkan: a stream with nothing recorded finishes at once", "[kernels][
     auto s = kv::test::new_stream(*td.dev);
     kv::test::run(s);
     CHECK(s.dispatches() == 0);
+}
+
+TEST_CASE("vulkan: a stream times its dispatches on the device", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    auto & td = kv::test::test_devices().front();
+    if (td.dev->caps().timestamp_period_ns <= 0) {
+        WARN("the device's queue has no timestamps");
+        return;
+    }
+    const std::vector<float> x(1 << 20, 0.5f);
+    auto a = kv::test::upload(*td.dev, x);
+    auto b = kv::test::upload(*td.dev, x);
+    auto y = kv::test::zeros(*td.dev, x.size() * sizeof(float));
+    auto s = kv::test::new_stream(*td.dev);
+    kv::swiglu(s, a, b, y, static_cast<int64_t>(x.size()));
+    kv::swiglu(s, y, b, a, static_cast<int64_t>(x.size()));
+    CHECK(s.dispatches() == 2);
+    kv::test::run(s);
+    std::printf("vulkan: two swiglu dispatches of 2^20 elements took %.0f us on the device\n", s.last_device_us());
+    CHECK(s.last_device_us() > 0);
+    CHECK(s.last_device_us() < 60e6);
+    kv::test::require_validation_silent(td);
 }
 
 // Run by ctest as kernels_vulkan_no_loader, with HEARTH_VULKAN_LOADER naming a library that does
