@@ -1,4 +1,4 @@
-// The element-wise and row-wise operations: RMS norm, RoPE, SwiGLU.
+// The element-wise and row-wise operations: RMS norm, RoPE, SwiGLU, add.
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -51,6 +51,16 @@ void swiglu(stream & s, const buffer & gate, const buffer & up, const buffer & y
     const uint32_t total = groups(n);
     const uint32_t gx = std::min(total, s.dev().caps().max_workgroup_count_x);
     s.dispatch(s.dev().pipelines().get("swiglu"), {&gate, &up, &y}, &push, gx, (total + gx - 1) / gx);
+}
+
+void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b) {
+    assert(n > 0 && n_b > 0 && n % n_b == 0);
+    assert(a.size() >= static_cast<size_t>(n) * sizeof(float) && y.size() >= static_cast<size_t>(n) * sizeof(float));
+    assert(b.size() >= static_cast<size_t>(n_b) * sizeof(float));
+    const add_push push{static_cast<uint32_t>(n), static_cast<uint32_t>(n_b)};
+    const uint32_t total = groups(n);
+    const uint32_t gx = std::min(total, s.dev().caps().max_workgroup_count_x);
+    s.dispatch(s.dev().pipelines().get("add"), {&a, &b, &y}, &push, gx, (total + gx - 1) / gx);
 }
 
 }  // namespace hearth::kernels::vulkan

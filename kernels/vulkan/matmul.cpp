@@ -20,6 +20,8 @@ constexpr uint32_t k_tokens_per_group = 8;   // matmul.comp's TOKENS
 const char * type_suffix(tensor_type t) {
     switch (t) {
         case tensor_type::q8_0: return "q8_0";
+        case tensor_type::q4_0: return "q4_0";
+        case tensor_type::f32: return "f32";
         case tensor_type::q5_0: return "q5_0";
         case tensor_type::q4_k: return "q4_k";
         case tensor_type::q6_k: return "q6_k";
@@ -30,8 +32,11 @@ const char * type_suffix(tensor_type t) {
 
 void check_weight(const weight_buffer & w) {
     assert(supports_weight(w.type));
-    assert(w.n_cols % tensor_type_info(w.type).block_size == 0 && w.n_cols % 32 == 0);
-    assert(w.row_bytes % 2 == 0 && w.row_bytes >= row_size(w.type, w.n_cols));
+    // Quantized rows are whole 32-element chunks; f16 and f32 rows may have a tail.
+    const bool plain = w.type == tensor_type::f16 || w.type == tensor_type::f32;
+    assert(w.n_cols > 0 && (plain || w.n_cols % 32 == 0) && w.n_cols % tensor_type_info(w.type).block_size == 0);
+    assert(w.row_bytes % (w.type == tensor_type::f32 ? 4 : 2) == 0 && w.row_bytes >= row_size(w.type, w.n_cols));
+    (void)plain;
     assert(static_cast<size_t>(w.n_rows - 1) * w.row_bytes + row_size(w.type, w.n_cols) <= w.data->size());
     (void)w;
 }
@@ -45,7 +50,7 @@ void dequantize(stream & s, const weight_buffer & w, const buffer & out) {
     assert(out.size() >= static_cast<size_t>(w.n_rows * w.n_cols) * sizeof(float));
     const dequant_push push{static_cast<uint32_t>(w.n_rows), static_cast<uint32_t>(w.n_cols),
                             static_cast<uint32_t>(w.row_bytes)};
-    const uint32_t n_chunks = static_cast<uint32_t>(w.n_cols / 32);
+    const uint32_t n_chunks = static_cast<uint32_t>((w.n_cols + 31) / 32);   // with a plain type's tail
     const pipeline & p = s.dev().pipelines().get(std::string("dequant_") + type_suffix(w.type));
     s.dispatch(p, {w.data, &out}, &push, (n_chunks + k_wg - 1) / k_wg, static_cast<uint32_t>(w.n_rows));
 }

@@ -3,8 +3,8 @@
 // attention.h) on the same data within the tolerance docs/gpu.md states per operation; the
 // weight decoding is the CPU's bit for bit (dequantize). Shapes are those of the CPU kernels,
 // f32 row-major activations in device buffers.
-// Preconditions (asserted): buffers large enough for the shapes; n_cols a multiple of the
-// type's block size; supports_weight(type).
+// Preconditions (asserted): buffers large enough for the shapes; weight types and row lengths
+// as supports_weight() says.
 // Thread-safety: as the stream (one owner).
 #pragma once
 
@@ -28,7 +28,8 @@ struct weight_buffer {
     size_t row_bytes;
 };
 
-// Whether matmul and dequantize take weights of this type (q8_0, q5_0, q4_K, q6_K, f16).
+// Whether matmul and dequantize take weights of this type (q8_0, q4_0, q5_0, q4_K, q6_K, f16,
+// f32). Quantized rows are whole 32-element chunks; f16 and f32 rows may be any length.
 bool supports_weight(tensor_type t);
 
 // out: [n_rows][n_cols] f32, each row as dequantize_row decodes it.
@@ -46,6 +47,10 @@ void rope(stream & s, const buffer & x, const buffer & pos, int64_t n_tokens, in
 
 // y = silu(gate) * up over n elements.
 void swiglu(stream & s, const buffer & gate, const buffer & up, const buffer & y, int64_t n);
+
+// y[i] = a[i] + b[i % n_b] over n elements: a residual sum (n_b = n) or a bias on every row of
+// n_b (n a multiple of n_b). y may be a (in place).
+void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
 
 // Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache ([n_pos][n_embd_kv]) at positions
 // first_pos + t, rounded as quantize_row(f16) rounds. n_embd_kv even.

@@ -19,11 +19,15 @@ struct op_spec {
 
 constexpr op_spec k_ops[] = {
     {"dequant_q8_0", 2, sizeof(dequant_push), false},
+    {"dequant_q4_0", 2, sizeof(dequant_push), false},
+    {"dequant_f32", 2, sizeof(dequant_push), false},
     {"dequant_q5_0", 2, sizeof(dequant_push), false},
     {"dequant_q4_k", 2, sizeof(dequant_push), false},
     {"dequant_q6_k", 2, sizeof(dequant_push), false},
     {"dequant_f16", 2, sizeof(dequant_push), false},
     {"matmul_q8_0", 3, sizeof(matmul_push), true},
+    {"matmul_q4_0", 3, sizeof(matmul_push), true},
+    {"matmul_f32", 3, sizeof(matmul_push), true},
     {"matmul_q5_0", 3, sizeof(matmul_push), true},
     {"matmul_q4_k", 3, sizeof(matmul_push), true},
     {"matmul_q6_k", 3, sizeof(matmul_push), true},
@@ -32,6 +36,7 @@ constexpr op_spec k_ops[] = {
     {"rope_normal", 2, sizeof(rope_push), false},
     {"rope_neox", 2, sizeof(rope_push), false},
     {"swiglu", 3, sizeof(swiglu_push), false},
+    {"add", 3, sizeof(add_push), false},
     {"kv_append_f16", 2, sizeof(kv_append_push), false},
     {"attention_f16", 7, sizeof(attention_push), true},
 };

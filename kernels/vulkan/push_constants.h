@@ -41,6 +41,11 @@ struct swiglu_push {         // shaders/swiglu.comp
     uint32_t n;
 };
 
+struct add_push {            // shaders/add.comp: y[i] = a[i] + b[i % n_b]
+    uint32_t n;
+    uint32_t n_b;
+};
+
 struct kv_append_push {      // shaders/kv_append.comp
     uint32_t n_tokens;
     uint32_t n_embd_kv;      // even

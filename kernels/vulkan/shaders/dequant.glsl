@@ -2,7 +2,8 @@
 // operation as kernels/cpu/generic/ decodes them (the `precise` products and differences are
 // never fused into an fma, so the values are the CPU's bit for bit). The including shader declares
 // `w_words`, the weight bytes as 32-bit words; a row starts at any even byte offset.
-// Exactly one HEARTH_W_<TYPE> is defined by the build.
+// Exactly one HEARTH_W_<TYPE> is defined by the build. The plain types (f16, f32) allow rows of
+// any length: load_one() decodes the elements past the last whole chunk (HAS_TAIL).
 
 uint w_u8(uint off) { return (w_words[off >> 2] >> ((off & 3u) << 3)) & 0xffu; }
 uint w_u16(uint off) { return (w_words[off >> 2] >> ((off & 2u) << 3)) & 0xffffu; }   // off even
@@ -17,6 +18,18 @@ void load_chunk(uint row, uint c) {
     [[unroll]] for (uint j = 0u; j < 32u; ++j) {
         precise float v = float(w_i8(b + 2u + j)) * d;
         chunk_vals[j] = v;
+    }
+}
+#elif HEARTH_W_Q4_0
+void load_chunk(uint row, uint c) {
+    const uint b = row + c * 18u;   // f16 d, 16 bytes of nibbles
+    const float d = half_to_float(w_u16(b));
+    [[unroll]] for (uint j = 0u; j < 16u; ++j) {
+        const uint q = w_u8(b + 2u + j);
+        precise float v0 = d * float(int(q & 0x0fu) - 8);
+        precise float v1 = d * float(int(q >> 4) - 8);
+        chunk_vals[j] = v0;
+        chunk_vals[j + 16u] = v1;
     }
 }
 #elif HEARTH_W_Q5_0
@@ -79,9 +92,16 @@ void load_chunk(uint row, uint c) {
     }
 }
 #elif HEARTH_W_F16
+#define HAS_TAIL 1
+float load_one(uint row, uint i) { return half_to_float(w_u16(row + 2u * i)); }
 void load_chunk(uint row, uint c) {
-    const uint b = row + c * 64u;
-    [[unroll]] for (uint j = 0u; j < 32u; ++j) chunk_vals[j] = half_to_float(w_u16(b + 2u * j));
+    [[unroll]] for (uint j = 0u; j < 32u; ++j) chunk_vals[j] = load_one(row, c * 32u + j);
+}
+#elif HEARTH_W_F32
+#define HAS_TAIL 1
+float load_one(uint row, uint i) { return uintBitsToFloat(w_words[(row >> 2) + i]); }   // rows 4-aligned
+void load_chunk(uint row, uint c) {
+    [[unroll]] for (uint j = 0u; j < 32u; ++j) chunk_vals[j] = load_one(row, c * 32u + j);
 }
 #else
 #error "one HEARTH_W_<TYPE> must be defined"

@@ -32,6 +32,14 @@ void main() {
             acc[t] += s;
         }
     }
+#if HAS_TAIL
+    // A plain type's row may end mid-chunk: its last n_cols % 32 elements, one per invocation.
+    const uint i = n_chunks * 32u + gl_LocalInvocationID.x;
+    if (i < p.n_cols) {
+        const float wv = load_one(r * p.row_bytes, i);
+        for (uint t = 0u; t < nt; ++t) acc[t] += wv * x[(t0 + t) * p.n_cols + i];
+    }
+#endif
     for (uint t = 0u; t < nt; ++t) {
         const float s = workgroup_sum(acc[t]);
         if (gl_LocalInvocationID.x == 0u) y[(t0 + t) * p.n_rows + r] = s;

@@ -108,3 +108,30 @@ TEST_CASE("vulkan swiglu matches the CPU", "[kernels][vulkan]") {
         kv::test::require_validation_silent(td);
     }
 }
+
+TEST_CASE("vulkan add: a residual sum and a bias on every row, bit for bit", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_tokens = GENERATE(1, 7, 512);
+    const int64_t width = GENERATE(64, 1000);
+    const int64_t n = n_tokens * width;
+    const auto a = k::test::random_floats(n, 41);
+    const auto r = k::test::random_floats(n, 42);
+    const auto b = k::test::random_floats(width, 43);
+    std::vector<float> want_sum(static_cast<size_t>(n)), want_bias = a;
+    k::add(a.data(), r.data(), want_sum.data(), static_cast<size_t>(n));
+    k::add_row(want_bias.data(), b.data(), n_tokens, width);
+    for (auto & td : kv::test::test_devices()) {
+        INFO("tokens " << n_tokens << " width " << width << " " << td.label);
+        auto ab = kv::test::upload(*td.dev, a);
+        auto rb = kv::test::upload(*td.dev, r);
+        auto bb = kv::test::upload(*td.dev, b);
+        auto sum = kv::test::zeros(*td.dev, a.size() * sizeof(float));
+        auto s = kv::test::new_stream(*td.dev);
+        kv::add(s, ab, rb, sum, n, n);
+        kv::add(s, ab, bb, ab, n, width);   // in place
+        kv::test::run(s);
+        CHECK(kv::test::download<float>(sum, a.size()) == want_sum);
+        CHECK(kv::test::download<float>(ab, a.size()) == want_bias);
+        kv::test::require_validation_silent(td);
+    }
+}

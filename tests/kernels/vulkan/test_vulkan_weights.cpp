@@ -19,8 +19,15 @@ using k::tensor_type;
 
 namespace {
 
-const tensor_type k_types[] = {tensor_type::q8_0, tensor_type::q5_0, tensor_type::q4_k, tensor_type::q6_k,
-                               tensor_type::f16};
+const tensor_type k_types[] = {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_0, tensor_type::q4_k,
+                               tensor_type::q6_k, tensor_type::f16, tensor_type::f32};
+
+// Row lengths for a type: whole super-blocks, and for the plain types one that ends mid-chunk
+// (172: stories260K's feed-forward width).
+bool takes_cols(tensor_type t, int64_t n_cols) {
+    if (n_cols % 32 == 0) return n_cols % k::tensor_type_info(t).block_size == 0;
+    return t == tensor_type::f16 || t == tensor_type::f32;
+}
 
 // n_rows rows of n_cols weights, random quants with ordinary scales, packed row_bytes apart.
 std::vector<uint8_t> random_matrix(tensor_type t, int64_t n_rows, int64_t n_cols, uint32_t seed) {
@@ -37,9 +44,10 @@ std::vector<uint8_t> random_matrix(tensor_type t, int64_t n_rows, int64_t n_cols
 TEST_CASE("vulkan dequantize: every weight type decodes as the CPU does, bit for bit", "[kernels][vulkan]") {
     if (!kv::test::have_device()) return;
     const int64_t n_rows = GENERATE(1, 7, 67);
-    const int64_t n_cols = GENERATE(256, 768);
+    const int64_t n_cols = GENERATE(172, 256, 768);
     for (auto & td : kv::test::test_devices()) {
         for (const tensor_type t : k_types) {
+            if (!takes_cols(t, n_cols)) continue;
             INFO("type " << k::tensor_type_info(t).name << " rows " << n_rows << " cols " << n_cols << " " << td.label);
             const size_t row_bytes = k::row_size(t, n_cols);
             const auto m = random_matrix(t, n_rows, n_cols, 11);
@@ -70,11 +78,14 @@ TEST_CASE("vulkan matmul: every weight type against the CPU, 1, 7 and 512 tokens
     const int64_t n_tokens = GENERATE(1, 7, 512);
     const int64_t n_rows = GENERATE(1, 67, 130);   // not multiples of 8 or 64
     if (n_tokens == 512 && n_rows != 67) return;    // the long batch once: lavapipe is slow
-    const int64_t n_cols = n_tokens == 512 ? 512 : 768;
+    const int64_t cols = GENERATE(172, 768);
+    if (n_tokens == 512 && cols != 768) return;
+    const int64_t n_cols = n_tokens == 512 ? 512 : cols;
     k::thread_pool pool(1);
     k::matmul_context ctx;
     for (auto & td : kv::test::test_devices()) {
         for (const tensor_type t : k_types) {
+            if (!takes_cols(t, n_cols)) continue;
             INFO("type " << k::tensor_type_info(t).name << " tokens " << n_tokens << " rows " << n_rows << " " << td.label);
             const size_t row_bytes = k::row_size(t, n_cols);
             const auto m = random_matrix(t, n_rows, n_cols, 23);
