@@ -162,6 +162,7 @@ status device::init(const device_options & options) {
                                 (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
                                 (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
     caps_.shader_float16 = f12.shaderFloat16;
+    caps_.shader_float64 = feats2.features.shaderFloat64;
     caps_.shader_int8 = f12.shaderInt8;
     caps_.integer_dot_product = has_device_extension(physical_, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     caps_.max_workgroup_count_x = p.limits.maxComputeWorkGroupCount[0];
@@ -190,6 +191,9 @@ status device::init(const device_options & options) {
     VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     dci.queueCreateInfoCount = 1;
     dci.pQueueCreateInfos = &qci;
+    VkPhysicalDeviceFeatures enabled{};
+    enabled.shaderFloat64 = caps_.shader_float64 ? VK_TRUE : VK_FALSE;
+    dci.pEnabledFeatures = &enabled;
     if (status s = vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice"); !s) return s;
     volkLoadDevice(device_);
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);

@@ -4,7 +4,8 @@
 // checks every call and its messages are counted (the tests require none).
 // Invariants: the physical device has a compute queue and Vulkan 1.2; pipelines() holds, for each
 // operation, the subgroup variant where the device has subgroup arithmetic in compute shaders
-// (and it is allowed), the shared-memory variant otherwise.
+// (and it is allowed), the shared-memory variant otherwise; rms_norm and the f16 matmul sum in
+// double where the device has shaderFloat64, as the CPU does.
 // Thread-safety: one owner; the queue is used by one stream at a time.
 #pragma once
 
@@ -32,6 +33,7 @@ struct device_caps {
     uint32_t subgroup_size;
     bool subgroup_arithmetic;           // subgroupAdd/Max in compute shaders
     bool shader_float16;
+    bool shader_float64;                // double in shaders (enabled where present: rms_norm sums in it)
     bool shader_int8;
     bool integer_dot_product;           // VK_KHR_shader_integer_dot_product (not used yet)
     bool host_visible_device_memory;    // device-local memory the host can map (integrated, unified)

@@ -45,6 +45,25 @@ void check_weight(const weight_buffer & w) {
 
 bool supports_weight(tensor_type t) { return type_suffix(t) != nullptr; }
 
+bool takes_q8_0_activations(tensor_type t) {
+    return t == tensor_type::q8_0 || t == tensor_type::q4_0 || t == tensor_type::q5_0;
+}
+
+size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) {
+    return static_cast<size_t>(n_tokens * (n_cols / 32)) * 9 * sizeof(uint32_t);
+}
+
+void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols) {
+    assert(n_tokens > 0 && n_cols > 0 && n_cols % 32 == 0);
+    assert(x.size() >= static_cast<size_t>(n_tokens * n_cols) * sizeof(float));
+    assert(x_q8.size() >= q8_0_activation_bytes(n_tokens, n_cols));
+    const uint32_t n_blocks = static_cast<uint32_t>(n_tokens * n_cols / 32);
+    const quantize_push push{n_blocks};
+    const uint32_t total = (n_blocks + k_wg - 1) / k_wg;
+    const uint32_t gx = std::min(total, s.dev().caps().max_workgroup_count_x);
+    s.dispatch(s.dev().pipelines().get("quantize_q8_0"), {&x, &x_q8}, &push, gx, (total + gx - 1) / gx);
+}
+
 void dequantize(stream & s, const weight_buffer & w, const buffer & out) {
     check_weight(w);
     assert(out.size() >= static_cast<size_t>(w.n_rows * w.n_cols) * sizeof(float));
@@ -55,10 +74,13 @@ void dequantize(stream & s, const weight_buffer & w, const buffer & out) {
     s.dispatch(p, {w.data, &out}, &push, (n_chunks + k_wg - 1) / k_wg, static_cast<uint32_t>(w.n_rows));
 }
 
-void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens) {
+void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens,
+            const buffer * x_q8) {
     check_weight(w);
     assert(n_tokens > 0);
     assert(x.size() >= static_cast<size_t>(n_tokens * w.n_cols) * sizeof(float));
+    const bool q8 = takes_q8_0_activations(w.type);
+    assert(!q8 || (x_q8 && x_q8->size() >= q8_0_activation_bytes(n_tokens, w.n_cols)));
     assert(y.size() >= static_cast<size_t>(n_tokens * w.n_rows) * sizeof(float));
     // Rows spread over x and y so that a vocabulary-sized output stays within the group limits.
     const uint32_t rows = static_cast<uint32_t>(w.n_rows);
@@ -68,7 +90,7 @@ void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer 
     const matmul_push push{rows, static_cast<uint32_t>(w.n_cols), static_cast<uint32_t>(w.row_bytes),
                            static_cast<uint32_t>(n_tokens), groups_x};
     const pipeline & p = s.dev().pipelines().get(std::string("matmul_") + type_suffix(w.type));
-    s.dispatch(p, {w.data, &x, &y}, &push, groups_x, groups_y, groups_z);
+    s.dispatch(p, {w.data, q8 ? x_q8 : &x, &y}, &push, groups_x, groups_y, groups_z);
 }
 
 }  // namespace hearth::kernels::vulkan

@@ -35,8 +35,19 @@ bool supports_weight(tensor_type t);
 // out: [n_rows][n_cols] f32, each row as dequantize_row decodes it.
 void dequantize(stream & s, const weight_buffer & w, const buffer & out);
 
-// y[t][r] = w row r . x[t]; x: [n_tokens][n_cols] f32, y: [n_tokens][n_rows] f32.
-void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens);
+// Whether the products with this weight type take their activations quantized to q8_0, as the
+// CPU's do (q8_0, q4_0, q5_0): matmul() then reads them from x_q8 (quantize_q8_0 of x).
+bool takes_q8_0_activations(tensor_type t);
+// Bytes of n_tokens rows of n_cols activations in the device's q8_0 form (n_cols % 32 == 0).
+size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols);
+// x: [n_tokens][n_cols] f32 to that form, rounded as kernels::quantize_row(q8_0) rounds.
+void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
+
+// y[t][r] = w row r . x[t]; x: [n_tokens][n_cols] f32, y: [n_tokens][n_rows] f32. The activations
+// meet the weights as on the CPU: quantized to q8_0 (x_q8, required for those types), rounded
+// to f16 for f16 weights, f32 for the K-quants (the CPU's q8_K: not mirrored yet) and f32.
+void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens,
+            const buffer * x_q8 = nullptr);
 
 // y = x / sqrt(mean(x^2) + eps) * w row by row; w: [n] or nullptr.
 void rms_norm(stream & s, const buffer & x, const buffer * w, const buffer & y, int64_t n_tokens, int64_t n, float eps);

@@ -37,6 +37,7 @@ constexpr op_spec k_ops[] = {
     {"rope_neox", 2, sizeof(rope_push), false},
     {"swiglu", 3, sizeof(swiglu_push), false},
     {"add", 3, sizeof(add_push), false},
+    {"quantize_q8_0", 2, sizeof(quantize_push), false},
     {"kv_append_f16", 2, sizeof(kv_append_push), false},
     {"attention_f16", 7, sizeof(attention_push), true},
 };
@@ -93,6 +94,9 @@ result<std::unique_ptr<pipeline_set>> pipeline_set::create(const device & dev) {
     for (const op_spec & op : k_ops) {
         std::string shader = op.name;
         if (op.has_subgroup_variant && dev.uses_subgroup()) shader += "_subgroup";
+        // The sums the CPU takes in double, in double where the device has it: its result to the bit.
+        if (dev.caps().shader_float64 && (shader.starts_with("rms_norm") || shader.starts_with("matmul_f16")))
+            shader = std::string(op.name) + "_f64";
         const auto words = find_shader(shader);
         if (words.empty()) return fail("no embedded shader '", shader, "'");
         pipeline & p = set->pipelines_[op.name];

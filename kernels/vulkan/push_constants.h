@@ -22,6 +22,10 @@ struct matmul_push {         // shaders/matmul.comp: y[t][r] = w row r . x[t]
     uint32_t groups_x;       // workgroups along x: row = group.y * groups_x + group.x
 };
 
+struct quantize_push {       // shaders/quantize_q8_0.comp
+    uint32_t n_blocks;
+};
+
 struct rms_norm_push {       // shaders/rms_norm.comp
     uint32_t n;
     uint32_t has_weight;

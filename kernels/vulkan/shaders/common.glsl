@@ -42,6 +42,28 @@ uint float_to_half(float f) {   // round to nearest even; NaN keeps its top payl
     return sign | (r >> 13);
 }
 
+// exp(x) as the CPU's SiLU takes it (kernels/ops_simd.cpp exp_ggml): the same polynomial, fma for
+// fma, so where the device fuses fma() (lavapipe does) the result is the CPU's bit for bit.
+float pow2i(int n) { return uintBitsToFloat(uint(n + 127) << 23); }   // -126 <= n <= 127
+float exp_ggml(float x) {
+    const float r = 12582912.0;   // 0x1.8p23: adding it rounds to an integer
+    precise float z = fma(x, 1.4426950216293335, r);
+    precise float n = z - r;
+    precise float b = fma(-n, 1.428606765330187e-06, fma(-n, 0.693145751953125, x));
+    precise float u = b * b;
+    precise float j = fma(fma(fma(0.008247390389442444, b, 0.04189976677298546), u,
+                              fma(0.16668395698070526, b, 0.4999912679195404)),
+                          u, fma(0.9999994039535522, b, 1.0));
+    if (!(abs(n) <= 192.0)) {
+        if (abs(n) > 192.0) return n <= 0.0 ? 0.0 : uintBitsToFloat(0x7f800000u);
+        return j * n;
+    }
+    const int ni = int(n);
+    const int k2 = ni > 127 ? ni - 127 : (ni < -126 ? -100 : 0);
+    precise float v = (j * pow2i(ni - k2)) * pow2i(k2);
+    return v;
+}
+
 // Workgroup reductions over WG_SIZE invocations (the caller's local_size_x). Every invocation
 // calls them (they contain barriers) and every invocation gets the result.
 shared float red_scratch[WG_SIZE];
@@ -94,3 +116,20 @@ float workgroup_max(float v) {
     return s;
 #endif
 }
+
+#if HEARTH_F64
+// The same in double (shared memory only), for the sums the CPU takes in double.
+shared double red_scratch64[WG_SIZE];
+double workgroup_sum_f64(double v) {
+    red_scratch64[gl_LocalInvocationID.x] = v;
+    barrier();
+    [[unroll]] for (uint step = WG_SIZE / 2u; step > 0u; step >>= 1) {
+        if (gl_LocalInvocationID.x < step)
+            red_scratch64[gl_LocalInvocationID.x] += red_scratch64[gl_LocalInvocationID.x + step];
+        barrier();
+    }
+    const double s = red_scratch64[0];
+    barrier();
+    return s;
+}
+#endif

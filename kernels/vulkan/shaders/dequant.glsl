@@ -10,8 +10,18 @@ uint w_u16(uint off) { return (w_words[off >> 2] >> ((off & 2u) << 3)) & 0xffffu
 int w_i8(uint off) { return int(w_u8(off) << 24) >> 24; }
 
 float chunk_vals[32];
+// For the types whose activations the CPU quantizes to q8_0 (q8_0, q4_0, q5_0): the chunk's
+// integer quants and scale, so the product is the CPU's sum(q_w * q_x) * (d_w * d_x) per block.
+int chunk_q[32];
+float chunk_d;
 
 #if HEARTH_W_Q8_0
+#define HAS_INT_QUANTS 1
+void load_chunk_q(uint row, uint c) {
+    const uint b = row + c * 34u;
+    chunk_d = half_to_float(w_u16(b));
+    [[unroll]] for (uint j = 0u; j < 32u; ++j) chunk_q[j] = w_i8(b + 2u + j);
+}
 void load_chunk(uint row, uint c) {
     const uint b = row + c * 34u;
     const float d = half_to_float(w_u16(b));
@@ -21,6 +31,16 @@ void load_chunk(uint row, uint c) {
     }
 }
 #elif HEARTH_W_Q4_0
+#define HAS_INT_QUANTS 1
+void load_chunk_q(uint row, uint c) {
+    const uint b = row + c * 18u;
+    chunk_d = half_to_float(w_u16(b));
+    [[unroll]] for (uint j = 0u; j < 16u; ++j) {
+        const uint q = w_u8(b + 2u + j);
+        chunk_q[j] = int(q & 0x0fu) - 8;
+        chunk_q[j + 16u] = int(q >> 4) - 8;
+    }
+}
 void load_chunk(uint row, uint c) {
     const uint b = row + c * 18u;   // f16 d, 16 bytes of nibbles
     const float d = half_to_float(w_u16(b));
@@ -33,6 +53,17 @@ void load_chunk(uint row, uint c) {
     }
 }
 #elif HEARTH_W_Q5_0
+#define HAS_INT_QUANTS 1
+void load_chunk_q(uint row, uint c) {
+    const uint b = row + c * 22u;
+    chunk_d = half_to_float(w_u16(b));
+    const uint qh = w_u16(b + 2u) | (w_u16(b + 4u) << 16);
+    [[unroll]] for (uint j = 0u; j < 16u; ++j) {
+        const uint q = w_u8(b + 6u + j);
+        chunk_q[j] = (int(q & 0x0fu) | (int((qh >> j) & 1u) << 4)) - 16;
+        chunk_q[j + 16u] = (int(q >> 4) | (int((qh >> (j + 16u)) & 1u) << 4)) - 16;
+    }
+}
 void load_chunk(uint row, uint c) {
     const uint b = row + c * 22u;
     const float d = half_to_float(w_u16(b));

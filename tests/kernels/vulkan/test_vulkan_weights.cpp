@@ -98,12 +98,19 @@ TEST_CASE("vulkan matmul: every weight type against the CPU, 1, 7 and 512 tokens
 
             auto w = kv::test::upload(*td.dev, m);
             auto xb = kv::test::upload(*td.dev, x);
+            auto xq = kv::test::zeros(*td.dev, kv::q8_0_activation_bytes(n_tokens, n_cols));
             auto yb = kv::test::zeros(*td.dev, cpu.size() * sizeof(float));
             auto s = kv::test::new_stream(*td.dev);
-            kv::matmul(s, {&w, t, n_rows, n_cols, row_bytes}, xb, yb, n_tokens);
+            const bool q8 = kv::takes_q8_0_activations(t);
+            if (q8) kv::quantize_q8_0(s, xb, xq, n_tokens, n_cols);
+            kv::matmul(s, {&w, t, n_rows, n_cols, row_bytes}, xb, yb, n_tokens, q8 ? &xq : nullptr);
             kv::test::run(s);
             const auto got = kv::test::download<float>(yb, cpu.size());
 
+            // Where the device converts the activations as the CPU does (q8_0 quants, f16), it is
+            // held to the CPU's result and the f64 product of f32 activations is the loose check;
+            // where it keeps them f32 (the K-quants, f32), the other way round.
+            const bool mirrors_cpu = q8 || t == tensor_type::f16;
             double worst_exact = 0, worst_cpu = 0;
             for (int64_t tk = 0; tk < n_tokens; ++tk) {
                 const float * xr = x.data() + tk * n_cols;
@@ -117,23 +124,57 @@ TEST_CASE("vulkan matmul: every weight type against the CPU, 1, 7 and 512 tokens
                         abs_sum += std::fabs(static_cast<double>(wr[c]) * xr[c]);
                         w_abs += std::fabs(wr[c]);
                     }
-                    const double g = got[tk * n_rows + r];
-                    // f32 sums of n_cols products: well within 1e-5 of the sum of magnitudes.
-                    const double tol_exact = 1e-5 * abs_sum + 1e-30;
-                    // The CPU rounds each activation to q8 (|error| <= amax / 254) or f16: twice that bound.
-                    const double tol_cpu = w_abs * amax / 127.0 + tol_exact;
+                    const double g = got[tk * n_rows + r], c = cpu[tk * n_rows + r];
+                    // f32 sums of n_cols products in another order: within 1e-5 of the sum of magnitudes.
+                    const double tight = 1e-5 * abs_sum + 1e-30;
+                    // Rounding each activation to q8 (|error| <= amax / 254) or f16: twice that bound.
+                    const double loose = w_abs * amax / 127.0 + tight;
                     worst_exact = std::max(worst_exact, std::fabs(g - ref) / (abs_sum + 1e-30));
-                    worst_cpu = std::max(worst_cpu, std::fabs(g - cpu[tk * n_rows + r]) / (abs_sum + 1e-30));
-                    if (std::fabs(g - ref) > tol_exact) FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs " << ref);
-                    if (std::fabs(g - cpu[tk * n_rows + r]) > tol_cpu)
-                        FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs CPU " << cpu[tk * n_rows + r]);
+                    worst_cpu = std::max(worst_cpu, std::fabs(g - c) / (abs_sum + 1e-30));
+                    if (std::fabs(g - ref) > (mirrors_cpu ? loose : tight))
+                        FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs f64 " << ref);
+                    if (std::fabs(g - c) > (mirrors_cpu ? tight : loose))
+                        FAIL_CHECK("row " << r << " token " << tk << ": " << g << " vs CPU " << c);
                 }
             }
-            const std::string op = std::string("matmul ") + std::string(k::tensor_type_info(t).name) + " t" +
-                                   std::to_string(n_tokens);
-            kv::test::report(op + " vs f64 (relative to sum|w*x|)", td, worst_exact, "1e-5");
-            kv::test::report(op + " vs kernels::matmul (relative to sum|w*x|)", td, worst_cpu, "sum|w|*amax(x)/127");
+            const std::string op = std::string("matmul ") + std::string(k::tensor_type_info(t).name);
+            const char * tight_tol = "1e-5", * loose_tol = "sum|w|*amax(x)/127";
+            kv::test::report(op + " vs f64 of f32 activations (relative to sum|w*x|)", td, worst_exact,
+                             mirrors_cpu ? loose_tol : tight_tol);
+            kv::test::report(op + " vs kernels::matmul (relative to sum|w*x|)", td, worst_cpu,
+                             mirrors_cpu ? tight_tol : loose_tol);
             kv::test::require_validation_silent(td);
         }
+    }
+}
+
+TEST_CASE("vulkan quantize_q8_0: activations quantize as the CPU quantizes them", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_tokens = GENERATE(1, 7, 512);
+    const int64_t n_cols = 896;
+    auto x = k::test::random_floats(n_tokens * n_cols, 51, 3.0f);
+    for (int j = 0; j < 32; ++j) x[32 + j] = 0.0f;   // an all-zero block: d = 0, quants 0
+    for (auto & td : kv::test::test_devices()) {
+        INFO("tokens " << n_tokens << " " << td.label);
+        auto xb = kv::test::upload(*td.dev, x);
+        auto xq = kv::test::zeros(*td.dev, kv::q8_0_activation_bytes(n_tokens, n_cols));
+        auto s = kv::test::new_stream(*td.dev);
+        kv::quantize_q8_0(s, xb, xq, n_tokens, n_cols);
+        kv::test::run(s);
+        const auto got = kv::test::download<uint32_t>(xq, kv::q8_0_activation_bytes(n_tokens, n_cols) / 4);
+        std::vector<uint8_t> want(k::row_size(tensor_type::q8_0, n_cols));
+        size_t mismatches = 0;
+        for (int64_t tk = 0; tk < n_tokens; ++tk) {
+            k::quantize_row(tensor_type::q8_0, x.data() + tk * n_cols, want.data(), n_cols);
+            for (int64_t b = 0; b < n_cols / 32; ++b) {
+                const uint32_t * g = got.data() + (tk * (n_cols / 32) + b) * 9;
+                const uint8_t * w = want.data() + b * 34;
+                uint16_t d16;
+                std::memcpy(&d16, w, 2);
+                if (g[0] != k::f32_bits(k::fp16_to_fp32(d16)) || std::memcmp(g + 1, w + 2, 32) != 0) ++mismatches;
+            }
+        }
+        CHECK(mismatches == 0);
+        kv::test::require_validation_silent(td);
     }
 }
