@@ -16,6 +16,7 @@
 
 #include "base/result.h"
 #include "inference/kv_cache.h"
+#include "inference/layer_device.h"
 #include "inference/model.h"
 #include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
@@ -65,6 +66,13 @@ public:
                                         int32_t width)>;
     void set_observer(observer obs) { observer_ = std::move(obs); }
 
+    // Runs the last layers on a device from now on (layer_device.h); nullptr: all on the CPU. A
+    // cache type the device does not take runs on the CPU; a device that fails is dropped (the
+    // batch goes on on the CPU, device_error() says why).
+    void set_layer_device(std::unique_ptr<layer_device> d) { device_ = std::move(d); }
+    const layer_device * device() const { return device_.get(); }
+    const std::string & device_error() const { return device_error_; }
+
     // The batch a stoppable prompt is cut into: a stop lands within one layer of it.
     static constexpr int32_t k_stoppable_batch = 32;
 
@@ -90,6 +98,8 @@ private:
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
     std::vector<int32_t> kv_start_;  // [n_batch] first visible position on sliding-window layers
     observer observer_;
+    std::unique_ptr<layer_device> device_;
+    std::string device_error_;
 };
 
 }  // namespace hearth::inference
