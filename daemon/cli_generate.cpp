@@ -27,6 +27,7 @@ struct model_flags {
     uint64_t seed = 42;
     bool verbose = false;
     std::string chat_template;
+    std::string gpu_layers = "0";
 };
 
 void add_model_flags(CLI::App * cmd, model_flags & f) {
@@ -38,6 +39,7 @@ void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_option("--temp", f.temperature, "sampling temperature (0: greedy)")->capture_default_str();
     cmd->add_option("--seed", f.seed, "random seed for sampling")->capture_default_str();
     cmd->add_option("--chat-template", f.chat_template, "chat format: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (default: from the model; refused when the vocabulary lacks its tokens)");
+    cmd->add_option("--gpu-layers", f.gpu_layers, "the last layers to run on a GPU: N, all or auto (0: none)")->capture_default_str();
     cmd->add_flag("-v,--verbose", f.verbose, "print timings (prompt and generation speed) to stderr");
 }
 
@@ -50,6 +52,7 @@ result<std::unique_ptr<inference::loaded_model>> load(const model_flags & f) {
     opts.cache_type = f.cache_type;
     opts.n_ctx = f.ctx;
     opts.chat_template = f.chat_template;
+    opts.gpu_layers = f.gpu_layers;
     return inference::loaded_model::load(opts);
 }
 
@@ -110,6 +113,8 @@ void print_timings(const inference::prefill_stats & pf, const inference::generat
 int run_generation(inference::loaded_model & lm, const std::vector<inference::token_id> & prompt,
                    inference::generation_params params, bool verbose) {
     auto & eng = lm.eng();
+    if (!lm.warning().empty()) std::fprintf(stderr, "hearth: %s\n", lm.warning().c_str());
+    if (verbose && eng.device()) std::fprintf(stderr, "offload: %s\n", eng.device()->describe().c_str());
     inference::sequence seq(eng.make_cache(lm.cache_type(), lm.n_ctx()));
     if (static_cast<int64_t>(prompt.size()) + params.n_predict > lm.n_ctx()) {
         std::fprintf(stderr, "hearth: the prompt (%zu tokens) and %d new tokens do not fit the context of %d\n",
@@ -131,6 +136,7 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
         return 1;
     }
     std::fputc('\n', stdout);
+    if (!eng.device_error().empty()) std::fprintf(stderr, "hearth: %s\n", eng.device_error().c_str());
     if (verbose) print_timings(*pf, *gen);
     return 0;
 }
