@@ -3,7 +3,7 @@
 // while they stay inside the block the cursor is in (indented at least as deep as the
 // cursor's line), and stops before a line that only repeats what the suffix already says.
 // A completion the rule ends keeps the newline after its last line: it tells the cleanup
-// (daemon/fim_window.h) that the line is finished, which matters before text on the line.
+// (daemon/pipeline/fim_window.h) that the line is finished, which matters before text on the line.
 // Thread-safety: pure functions; the rule returned owns copies of what it needs.
 #pragma once
 

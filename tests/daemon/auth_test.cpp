@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/auth.h"
-#include "daemon/runtime_dir.h"
+#include "daemon/server/auth.h"
+#include "daemon/settings/runtime_dir.h"
 
 using namespace hearth::daemon;
 

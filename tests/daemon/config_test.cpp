@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "daemon/config.h"
+#include "daemon/settings/config.h"
 
 using namespace hearth::daemon;
 

@@ -2,7 +2,7 @@
 // the file being completed.
 #include <catch2/catch.hpp>
 
-#include "daemon/context_ring.h"
+#include "daemon/pipeline/context_ring.h"
 
 using hearth::daemon::context_ring;
 

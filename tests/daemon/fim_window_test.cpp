@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/fim_window.h"
+#include "daemon/pipeline/fim_window.h"
 
 using namespace hearth::daemon;
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "daemon/memory_limit.h"
+#include "daemon/engine/memory_limit.h"
 
 using namespace hearth::daemon;
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "daemon/model_path.h"
+#include "daemon/engine/model_path.h"
 
 using namespace hearth::daemon;
 namespace fs = std::filesystem;

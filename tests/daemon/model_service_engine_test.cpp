@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/model_service.h"
+#include "daemon/engine/model_service.h"
 
 using namespace hearth::daemon;
 using namespace std::chrono_literals;

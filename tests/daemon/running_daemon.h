@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/auth.h"
-#include "daemon/daemon_server.h"
+#include "daemon/server/auth.h"
+#include "daemon/server/daemon_server.h"
 #include "tests/daemon/scripted_model.h"
 #include "tests/daemon/test_client.h"
 

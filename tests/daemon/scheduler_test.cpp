@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/scheduler.h"
+#include "daemon/services/scheduler.h"
 
 using namespace hearth::daemon;
 using namespace std::chrono_literals;

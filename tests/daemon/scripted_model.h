@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/model_service.h"
+#include "daemon/engine/model_service.h"
 
 namespace hearth::daemon::testing {
 

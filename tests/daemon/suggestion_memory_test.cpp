@@ -2,7 +2,7 @@
 // the cursor, and only when the typed characters extend them.
 #include <catch2/catch.hpp>
 
-#include "daemon/suggestion_memory.h"
+#include "daemon/pipeline/suggestion_memory.h"
 
 using hearth::daemon::suggestion_memory;
 using strings = std::vector<std::string>;

@@ -1,10 +1,11 @@
-// Editing traces: the format's parser, and the replayer's suggestion memory on the tiny
-// model (f32 cache, exact prefix reuse): a typed-ahead answer is the rest of the suggestion,
-// and a prefetched answer after an accept is exactly what the model says there cold.
+// Editing traces: the format's parser, and the replayer's suggestion memory on the tiny model
+// through the daemon's engine and completion pipeline (f32 cache, exact prefix reuse): a
+// typed-ahead answer is the rest of the suggestion, and a prefetched answer after an accept
+// is exactly what the model says there cold.
 #include <catch2/catch.hpp>
 
-#include "daemon/edit_trace.h"
-#include "daemon/trace_replay.h"
+#include "daemon/bench/edit_trace.h"
+#include "daemon/bench/trace_replay.h"
 
 using namespace hearth;
 using namespace hearth::daemon;
@@ -13,15 +14,25 @@ namespace {
 
 const std::string k_tiny = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
 
-std::unique_ptr<inference::loaded_model> tiny_model() {
-    inference::load_options lo;
-    lo.model_path = k_tiny;
-    lo.cache_type = "f32";
-    lo.n_threads = 2;
-    lo.n_ctx = 512;
-    auto lm = inference::loaded_model::load(lo);
-    REQUIRE(lm.has_value());
-    return std::move(*lm);
+// The daemon's own engine on the tiny model.
+std::unique_ptr<model_service> tiny_model() {
+    engine_options eo;
+    eo.model_path = k_tiny;
+    eo.cache_type = "f32";
+    eo.n_threads = 2;
+    eo.n_ctx = 512;
+    auto m = make_engine_model_service(eo);
+    REQUIRE(m.has_value());
+    return std::move(*m);
+}
+
+replay_options options(bool memory, bool cold) {
+    replay_options ro;
+    ro.settings.max_tokens = 12;
+    ro.settings.chunk_reuse_min = 0;
+    ro.settings.typed_ahead = ro.settings.prefetch = memory;
+    ro.cold = cold;
+    return ro;
 }
 
 }  // namespace
@@ -65,8 +76,8 @@ TEST_CASE("trace replay: typed-ahead and prefetched answers without the model; p
     const std::string open = R"({"op":"open","uri":"s.txt","text":"Once upon a time, there was a little girl named Lily. She"}
 {"op":"complete","uri":"s.txt","line":0,"col":57}
 )";
-    const replay_options with_memory{.reuse = true, .typed_ahead = true, .prefetch = true, .n_predict = 12};
-    const replay_options cold{.reuse = false, .n_predict = 12};
+    const replay_options with_memory = options(true, false);
+    const replay_options cold = options(false, true);
 
     // Typing two bytes of the suggestion: its rest, from memory, nothing evaluated.
     auto typed = parse_trace(open + R"({"op":"type_suggestion","uri":"s.txt","chars":2}

@@ -1,0 +1,31 @@
+# Run at build time by hearth_include_rule (CMakeLists.txt): fails the build when a source file
+# in FOLDER includes a project header from a folder outside ALLOW. Only quoted includes are
+# project headers; system headers use <>. Inputs: FOLDER (absolute), ROOT (the source root),
+# ALLOW (comma-separated path prefixes such as "base/,kernels/"), STAMP (touched on success).
+file(GLOB_RECURSE sources "${FOLDER}/*.h" "${FOLDER}/*.cpp" "${FOLDER}/*.in")
+string(REPLACE "," ";" ALLOW "${ALLOW}")
+set(violations "")
+foreach(source IN LISTS sources)
+  file(STRINGS "${source}" lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  foreach(line IN LISTS lines)
+    string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]*)\".*" "\\1" included "${line}")
+    set(allowed FALSE)
+    foreach(prefix IN LISTS ALLOW)
+      string(FIND "${included}" "${prefix}" at)
+      if(at EQUAL 0)
+        set(allowed TRUE)
+      endif()
+    endforeach()
+    if(NOT allowed)
+      file(RELATIVE_PATH shown "${ROOT}" "${source}")
+      string(APPEND violations "  ${shown} includes \"${included}\"\n")
+    endif()
+  endforeach()
+endforeach()
+if(violations)
+  file(RELATIVE_PATH folder "${ROOT}" "${FOLDER}")
+  string(REPLACE ";" " " allow_text "${ALLOW}")
+  message(FATAL_ERROR "include direction: files in ${folder}/ may include only ${allow_text}\n${violations}"
+    "A file's folder says what it may include (docs/design.md, \"Where things live\").")
+endif()
+file(TOUCH "${STAMP}")

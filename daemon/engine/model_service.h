@@ -1,0 +1,202 @@
+// model_service: the seam between the daemon's services and the inference engine.
+// The completion and chat services build requests from the document store and call
+// this interface; the engine behind it (daemon/engine/model_service_engine.cpp) owns the
+// model, the KV caches and the kernel thread pool. Tests use their own double.
+//
+// Invariants:
+//  - complete(), chat() and release_document() are called ONLY from the scheduler's one
+//    compute worker thread, never concurrently with each other.
+//  - status() may be called from any thread at any time, also while complete() or chat()
+//    runs on the worker: it returns a snapshot without waiting for the generation (the
+//    hearth/status request must answer in milliseconds during a long chat).
+//  - `stop` is checked once per generated token (and between prompt batches); when it is
+//    requested the call returns promptly with what was generated so far and
+//    stop_reason::cancelled. A cancelled call is not an error.
+//  - on_piece receives whole UTF-8 characters (the engine holds back an incomplete
+//    multi-byte sequence until it completes), in order, on the worker thread. It may be
+//    empty (no callback). It must not block for long: it posts to the I/O threads.
+//  - An error (bad request, model failure) comes back as result's error with a message;
+//    nothing throws out of these functions.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace hearth::daemon {
+
+// Called with each decoded piece of text, in order (see the invariants above).
+using piece_callback = std::function<void(std::string_view piece)>;
+
+enum class stop_reason {
+    end_of_generation,  // the model emitted an end-of-generation token (EOS / EOT / FIM end)
+    max_tokens,         // n_predict tokens were generated
+    time_budget,        // the generation's time budget ran out (at the end of a line, where the cap allowed)
+    time_cap,           // the hard cap cut a line the budget had interrupted
+    stop_rule,          // a line/indentation rule of the completion mode ended it
+    cancelled,          // `stop` was requested
+};
+inline constexpr size_t k_n_stop_reasons = 6;
+std::string_view stop_reason_name(stop_reason r);
+
+// single_line: stop at the first newline (cursor mid-line, or a plain statement).
+// multi_line: continue across lines until the block ends (a line dedented below the
+// cursor's indentation, an empty line after a complete block, or the budget).
+enum class completion_mode { single_line, multi_line };
+
+// Text from another file placed before the FIM window (recently edited or opened files),
+// so that it stays in the cached part of the prompt while the cursor moves.
+struct context_chunk {
+    std::string uri;
+    std::string text;
+};
+
+struct fim_request {
+    std::string uri;                         // the document; keys the per-file KV slot
+    std::string language_id;                 // LSP languageId ("cpp", "python", ...)
+    std::string prefix;                      // UTF-8 text before the cursor (whole lines + the cursor line's head)
+    std::string suffix;                      // UTF-8 text after the cursor (the cursor line's tail + whole lines)
+    std::vector<context_chunk> extra_context;
+    completion_mode mode = completion_mode::single_line;
+    int32_t n_predict = 64;                  // max generated tokens per candidate
+    // Time budgets, each apart (see inference/generate.h):
+    //  - prompt_budget: evaluating the prompt. Where the tokens the KV cache lacks would take
+    //    longer at the measured prompt speed, the window loses lines at its far ends first.
+    //  - time_budget: generating each candidate, from its first token. A line it interrupts
+    //    is finished, up to time_cap from the candidate's start.
+    std::chrono::milliseconds prompt_budget{3000};
+    std::chrono::milliseconds time_budget{1000};
+    std::chrono::milliseconds time_cap{4000};
+    int32_t n_candidates = 1;                // >1: distinct candidates, best first
+    // The first candidate is always greedy; the others are sampled at this temperature
+    // (with this seed) and must differ from the ones before them.
+    float temperature = 0.7f;
+    uint64_t seed = 42;
+    // > 0: KV chunks of at least this many tokens that moved (the FIM suffix after an edit)
+    // are reused by shifting their positions, as llama.cpp's cache reuse does: much faster
+    // after an edit, but not bitwise the cold result (docs/session-cache.md measures both).
+    int32_t chunk_reuse_min = 0;
+    // KV slots the document may hold (one per place worked at in a long file; see
+    // inference::session_cache::pick_slot).
+    int32_t slots_per_document = 1;
+};
+
+struct generation_timings {
+    int32_t n_prompt_tokens = 0;   // tokens in the prompt
+    int32_t n_cached_tokens = 0;   // of those, reused from the KV cache (not evaluated)
+    int32_t n_shifted_tokens = 0;  // of the cached, moved from elsewhere in the slot (chunk reuse)
+    int32_t n_generated = 0;       // tokens generated, all candidates together
+    double t_prompt_ms = 0;        // evaluating the prompt tokens that were not cached
+    double t_generate_ms = 0;      // decoding the generated tokens
+    int32_t n_window_shortened = 0;  // steps the FIM window was shortened for the prompt budget
+};
+
+struct completion_candidate {
+    std::string text;              // UTF-8 to insert at the cursor
+    double mean_logprob = 0;       // ranking score (higher is better)
+    stop_reason stop = stop_reason::end_of_generation;
+};
+
+struct completion {
+    std::vector<completion_candidate> candidates;  // best first; may be empty
+    generation_timings timings;
+};
+
+struct chat_message {
+    std::string role;      // "system", "user" or "assistant"
+    std::string content;
+};
+
+struct chat_request {
+    std::string uri;                         // the document it is about (may key a KV slot); may be empty
+    std::vector<chat_message> messages;      // formatted with the model's chat template by the engine
+    int32_t n_predict = 512;
+    std::chrono::milliseconds time_budget{60000};
+    float temperature = 0.0f;
+    uint64_t seed = 42;
+};
+
+struct chat_answer {
+    std::string text;
+    stop_reason stop = stop_reason::end_of_generation;
+    generation_timings timings;
+};
+
+struct model_status {
+    bool loaded = false;
+    std::string model_name;        // general.name, else the file name
+    std::string model_path;
+    std::string architecture;      // general.architecture
+    uint64_t mapped_bytes = 0;     // size of the memory-mapped model file
+    uint64_t n_params = 0;
+    int32_t n_ctx = 0;             // context length per slot
+    std::string cache_type;        // "f16", "q8_0", "q4_0"
+    uint64_t kv_budget_bytes = 0;
+    uint64_t kv_used_bytes = 0;
+    uint64_t memory_limit_bytes = 0;   // the limit the default KV budget was derived from (0: unknown)
+    std::string memory_limit_source;   // where it was found: "physical memory", "RLIMIT_AS", a cgroup file
+    int32_t n_slots = 0;           // per-file KV slots that exist
+    int64_t tokens_held = 0;       // positions held over every slot
+    uint64_t cache_requests = 0;   // slot acquisitions
+    uint64_t cache_hits = 0;       // ... that found their slot
+    uint64_t tokens_reused = 0;    // prompt positions kept from the cache, over all requests
+    uint64_t tokens_evaluated = 0; // prompt positions computed
+    uint64_t evictions = 0;
+    uint64_t slots_saved = 0, slots_restored = 0, slots_rejected = 0;   // slot store
+    int32_t n_slots_max = 0;       // slots that fit the budget at full context
+    int32_t n_threads = 0;
+    generation_timings last;       // the last finished call
+    uint64_t windows_shortened = 0;    // completions whose window was shortened for the prompt budget
+    double prompt_tokens_per_s = 0;    // of the last call (0 if none)
+    double generate_tokens_per_s = 0;  // of the last call (0 if none)
+};
+
+class model_service {
+public:
+    virtual ~model_service() = default;
+
+    // Fill-in-the-middle completion at the cursor between prefix and suffix.
+    // on_piece streams the first candidate's pieces.
+    virtual result<completion> complete(const fim_request & req, std::stop_token stop,
+                                        const piece_callback & on_piece) = 0;
+
+    // An instruct answer to the messages, streamed piece by piece through on_piece.
+    virtual result<chat_answer> chat(const chat_request & req, std::stop_token stop,
+                                     const piece_callback & on_piece) = 0;
+
+    // The document is closed in every connection: its KV slot may be freed.
+    virtual void release_document(std::string_view uri) = 0;
+
+    // Thread-safe snapshot; never waits for a running generation.
+    virtual model_status status() const = 0;
+
+    // Writes what should survive a restart (the KV slots, where persistence is on). Called
+    // once when the daemon stops, after the compute worker has finished.
+    virtual hearth::status persist() { return {}; }
+};
+
+// What the daemon's command line and config file say about the model.
+struct engine_options {
+    std::string model_path;
+    int32_t n_threads = 0;            // 0: the number of physical cores
+    std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0 (the daemon passes its config)
+    uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/engine/memory_limit.h)
+    int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
+    std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
+    std::string slot_dir;             // KV slots persist under this directory; "": not at all
+    uint64_t slot_disk_budget_bytes = 1ull << 30;   // slot files of this model kept after persist()
+};
+
+// Loads the model (maps, validates, warms the thread pool) and returns the service.
+// Implemented in daemon/engine/model_service_engine.cpp with the inference engine.
+// Called once at daemon start, from the main thread; an error says what failed to load.
+result<std::unique_ptr<model_service>> make_engine_model_service(const engine_options & opts);
+
+}  // namespace hearth::daemon

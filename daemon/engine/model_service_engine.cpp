@@ -1,0 +1,382 @@
+// The model_service behind the daemon: the inference engine with one KV slot per document
+// (and per chat) in a session cache, FIM prompts from the model's own tokens, and the line
+// rules of inline completion.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/engine/memory_limit.h"
+#include "daemon/engine/model_service.h"
+#include "inference/completion_rules.h"
+#include "inference/fim.h"
+#include "inference/generate.h"
+#include "inference/loaded_model.h"
+#include "inference/session_cache.h"
+#include "inference/slot_store.h"
+
+namespace hearth::daemon {
+namespace {
+
+using inference::token_id;
+
+stop_reason to_stop_reason(inference::finish_reason r) {
+    switch (r) {
+        case inference::finish_reason::end_of_generation: return stop_reason::end_of_generation;
+        case inference::finish_reason::max_tokens: return stop_reason::max_tokens;
+        case inference::finish_reason::context_full: return stop_reason::max_tokens;
+        case inference::finish_reason::time_budget: return stop_reason::time_budget;
+        case inference::finish_reason::time_cap: return stop_reason::time_cap;
+        case inference::finish_reason::stop_rule: return stop_reason::stop_rule;
+        case inference::finish_reason::cancelled: return stop_reason::cancelled;
+    }
+    return stop_reason::end_of_generation;
+}
+
+// Drops whole lines from the far ends of the window until the prompt fits max_tokens:
+// prefix lines from the top, suffix lines from the bottom, keeping the prefix about 3x the
+// suffix (the text before the cursor says more about what comes next).
+result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab & v, inference::fim_input in,
+                                             size_t max_tokens) {
+    if (!inference::has_fim(v)) in.suffix.clear();   // a prefix-only prompt: the suffix costs nothing
+    for (int round = 0; round < 64; ++round) {
+        auto prompt = inference::build_completion_prompt(v, in);
+        if (!prompt) return prompt.error();
+        if (prompt->size() <= max_tokens) return prompt;
+        if (!in.extra.empty()) {
+            in.extra.erase(in.extra.begin());  // oldest context first
+            continue;
+        }
+        const double over = static_cast<double>(prompt->size()) / static_cast<double>(max_tokens);
+        const bool cut_prefix = in.prefix.size() >= 3 * in.suffix.size();
+        std::string & part = cut_prefix ? in.prefix : in.suffix;
+        const size_t drop = std::max<size_t>(1, static_cast<size_t>(part.size() * (1.0 - 1.0 / over) * 1.1));
+        if (cut_prefix) {
+            const auto nl = in.prefix.find('\n', std::min(drop, in.prefix.size()));
+            in.prefix.erase(0, nl == std::string::npos ? std::min(drop, in.prefix.size()) : nl + 1);
+        } else {
+            const auto nl = in.suffix.rfind('\n', in.suffix.size() - std::min(drop, in.suffix.size()));
+            in.suffix.resize(nl == std::string::npos ? in.suffix.size() - std::min(drop, in.suffix.size()) : nl + 1);
+        }
+    }
+    return fail("the completion window does not fit the context of ", max_tokens, " tokens");
+}
+
+// One step of shortening the window for the prompt budget (see shorten_for_prompt_budget):
+// false when it is at its floor.
+constexpr int k_shorten_lines = 8;         // prefix lines dropped from the top per step
+constexpr int k_min_prefix_lines = 8;      // lines kept before the cursor's line
+constexpr int k_min_suffix_lines = 2;      // lines kept after it
+bool drop_far_lines(inference::fim_input & in) {
+    if (!in.extra.empty()) {
+        in.extra.clear();
+        return true;
+    }
+    const auto n_prefix = static_cast<int>(std::count(in.prefix.begin(), in.prefix.end(), '\n'));
+    const auto n_suffix = static_cast<int>(std::count(in.suffix.begin(), in.suffix.end(), '\n')) - 1;
+    if (n_suffix > k_min_suffix_lines && n_suffix * 4 > n_prefix) {
+        // The suffix's last line (and its newline) go: cut after the newline before it.
+        const size_t last = in.suffix.rfind('\n', in.suffix.size() - 2);
+        in.suffix.resize(last + 1);
+        return true;
+    }
+    if (n_prefix <= k_min_prefix_lines) return false;
+    size_t at = 0;
+    for (int i = 0; i < std::min(k_shorten_lines, n_prefix - k_min_prefix_lines); ++i) at = in.prefix.find('\n', at) + 1;
+    in.prefix.erase(0, at);
+    return true;
+}
+
+class engine_model_service final : public model_service {
+public:
+    engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget, const memory_limit & limit,
+                         std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget)
+        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget),
+          store_(std::move(store)), slot_disk_budget_(slot_disk_budget) {
+        if (store_) sessions_.attach_store(store_.get());
+        base_status_.loaded = true;
+        base_status_.model_name = lm_->name();
+        base_status_.model_path = lm_->path();
+        base_status_.architecture = lm_->mdl().hp().arch;
+        base_status_.mapped_bytes = lm_->file().file_size();
+        for (const auto & t : lm_->file().tensors()) base_status_.n_params += static_cast<uint64_t>(t.n_elements());
+        base_status_.n_ctx = lm_->n_ctx();
+        base_status_.cache_type = std::string(kernels::tensor_type_info(lm_->cache_type()).name);
+        base_status_.kv_budget_bytes = kv_budget;
+        base_status_.memory_limit_bytes = limit.bytes;
+        base_status_.memory_limit_source = limit.source;
+        const uint64_t full_slot = sessions_.bytes_for_positions(lm_->n_ctx());
+        base_status_.n_slots_max = static_cast<int32_t>(full_slot ? kv_budget / full_slot : 0);
+        base_status_.n_threads = lm_->pool().n_threads();
+        publish({});
+    }
+
+    result<completion> complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) override {
+        if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
+        if (req.n_candidates < 1 || req.n_candidates > 8) return fail("n_candidates ", req.n_candidates, " is outside [1, 8]");
+        const auto & voc = lm_->vocab();
+        inference::fim_input in;
+        in.prefix = req.prefix;
+        in.suffix = req.suffix;
+        in.path = req.uri;
+        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
+        const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+        auto prompt = fit_fim_prompt(voc, in, room);
+        if (!prompt) return prompt.error();
+        const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
+        if (shortened > 0) ++windows_shortened_;
+
+        // Invoked's extra candidates share one more generation budget after the first.
+        std::chrono::steady_clock::time_point extra_deadline;
+        const auto mode = req.mode == completion_mode::multi_line ? inference::line_mode::multi_line
+                                                                   : inference::line_mode::single_line;
+        completion out;
+        for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
+            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document);
+            auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + req.n_predict);
+            log_store_warnings();   // a slot file acquire() refused
+            if (!seq) return seq.error();
+            std::vector<float> logits;
+            auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
+                                         inference::prefill_options{true, req.chunk_reuse_min, stop});
+            if (!pf) return pf.error();
+            sessions_.record(*pf);
+            if (pf->stopped) break;   // cancelled mid-prompt: the worker is free at once
+            if (c == 0) {
+                out.timings.n_prompt_tokens = pf->n_prompt;
+                out.timings.n_cached_tokens = pf->n_reused;
+                out.timings.n_shifted_tokens = pf->n_shifted;
+                out.timings.n_window_shortened = shortened;
+                measure_prompt_speed(*pf);
+            }
+            out.timings.t_prompt_ms += pf->t_ms;
+
+            inference::generation_params params;
+            params.n_predict = req.n_predict;
+            // The generation's budget starts now, whatever the prompt took: the user has waited
+            // for it, and a line within reach is finished (up to the cap), never thrown away.
+            params.time_budget = req.time_budget;
+            params.time_cap = req.time_cap;
+            if (c > 0) {
+                const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(extra_deadline - std::chrono::steady_clock::now());
+                if (left.count() <= 0) break;
+                params.time_budget = left;
+                params.time_cap = left + std::max(std::chrono::milliseconds(0), req.time_cap - req.time_budget);
+            }
+            // The first candidate is greedy (what an automatic suggestion shows); only the extra
+            // candidates of an Invoked request sample, to differ from it.
+            params.sampling.temperature = c == 0 ? 0.0f : std::max(req.temperature, 0.7f);
+            params.sampling.seed = req.seed + static_cast<uint64_t>(c);
+            params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
+            auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
+                                           c == 0 ? on_piece : piece_callback{});
+            if (!gen) return gen.error();
+            if (c == 0) extra_deadline = std::chrono::steady_clock::now() + req.time_budget;
+            if (gen->finish == inference::finish_reason::time_cap)
+                spdlog::debug("completion {}: candidate {} cut unfinished by the {} ms cap after {} tokens", req.uri, c,
+                              params.time_cap.count(), gen->tokens.size());
+            out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
+            out.timings.t_generate_ms += gen->t_ms;
+            const bool duplicate = std::any_of(out.candidates.begin(), out.candidates.end(),
+                                               [&](const auto & k) { return k.text == gen->text; });
+            if (!duplicate && !gen->text.empty()) {
+                const double mean = gen->tokens.empty() ? 0 : gen->sum_logprob / static_cast<double>(gen->tokens.size());
+                out.candidates.push_back({gen->text, mean, to_stop_reason(gen->finish)});
+            }
+            if (gen->finish == inference::finish_reason::cancelled) break;
+        }
+        // The first (greedy) candidate stays first; the sampled ones are ranked by likelihood.
+        if (out.candidates.size() > 2)
+            std::stable_sort(out.candidates.begin() + 1, out.candidates.end(),
+                             [](const auto & a, const auto & b) { return a.mean_logprob > b.mean_logprob; });
+        publish(out.timings);
+        return out;
+    }
+
+    result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override {
+        if (!lm_->chat()) return lm_->chat().error();
+        if (req.n_predict < 1 || req.n_predict > 8192) return fail("n_predict ", req.n_predict, " is outside [1, 8192]");
+        std::vector<inference::chat_turn> turns;
+        for (const auto & m : req.messages) turns.push_back({m.role, m.content});
+        auto text = inference::render_chat(*lm_->chat(), turns);
+        if (!text) return text.error();
+        const auto prompt = lm_->vocab().tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
+        if (static_cast<int64_t>(prompt.size()) + req.n_predict > lm_->n_ctx())
+            return fail("the conversation (", prompt.size(), " tokens) and ", req.n_predict,
+                        " new tokens do not fit the context of ", lm_->n_ctx());
+        auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + req.n_predict);
+        log_store_warnings();
+        if (!seq) return seq.error();
+        std::vector<float> logits;
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
+        if (!pf) return pf.error();
+        sessions_.record(*pf);
+        if (pf->stopped) {
+            chat_answer out;
+            out.stop = stop_reason::cancelled;
+            publish(std::nullopt);
+            return out;
+        }
+        inference::generation_params params;
+        params.n_predict = req.n_predict;
+        params.time_budget = req.time_budget;
+        params.sampling.temperature = req.temperature;
+        params.sampling.seed = req.seed;
+        auto gen = inference::generate(lm_->eng(), lm_->vocab(), **seq, logits, params, stop, on_piece);
+        if (!gen) return gen.error();
+        chat_answer out;
+        out.text = gen->text;
+        out.stop = to_stop_reason(gen->finish);
+        out.timings.n_prompt_tokens = pf->n_prompt;
+        out.timings.n_cached_tokens = pf->n_reused;
+        out.timings.n_generated = static_cast<int32_t>(gen->tokens.size());
+        out.timings.t_prompt_ms = pf->t_ms;
+        out.timings.t_generate_ms = gen->t_ms;
+        publish(out.timings);
+        return out;
+    }
+
+    void release_document(std::string_view uri) override {
+        // Written to the slot store (when on), so reopening the file starts warm.
+        sessions_.evict_document(std::string(uri));
+        sessions_.evict("chat:" + std::string(uri));
+        log_store_warnings();
+        publish(std::nullopt);
+    }
+
+    hearth::status persist() override {
+        if (!store_) return {};
+        auto s = sessions_.save_all();
+        log_store_warnings();
+        const auto st = sessions_.stats();
+        const int pruned = store_->prune(slot_disk_budget_);
+        spdlog::info("KV slots: {} written to {} ({} read back this run, {} refused){}", st.n_saved, store_->dir(),
+                     st.n_restored, st.n_rejected, pruned ? fmt::format("; {} old slot files pruned", pruned) : "");
+        return s;
+    }
+
+    model_status status() const override {
+        std::lock_guard lock(status_mutex_);
+        return status_;
+    }
+
+private:
+    // Under load a cold prompt takes seconds. Where the tokens the KV slot lacks would take
+    // longer than the prompt budget at the measured speed, the window loses lines at its far
+    // ends (the other files' context first, then k_shorten_lines from the top, or a few from the
+    // suffix's bottom while it is over a quarter of the prefix), down to a floor of lines
+    // around the cursor: a shorter window is better than an answer that comes too late. The
+    // prefix's top moves in steps of whole line blocks, so consecutive keystrokes share the
+    // shortened head. Returns how many times the window was shortened.
+    int shorten_for_prompt_budget(const fim_request & req, inference::fim_input & in, size_t room,
+                                  std::vector<token_id> & prompt) {
+        if (req.prompt_budget.count() <= 0 || ms_per_prompt_token_ <= 0) return 0;
+        const double budget_tokens = static_cast<double>(req.prompt_budget.count()) / ms_per_prompt_token_;
+        const size_t before = prompt.size();
+        int rounds = 0;
+        for (;;) {
+            const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
+            const size_t reused = std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min));
+            if (static_cast<double>(prompt.size() - reused) <= budget_tokens || !drop_far_lines(in)) break;
+            auto shorter = fit_fim_prompt(lm_->vocab(), in, room);
+            if (!shorter) break;
+            prompt = std::move(*shorter);
+            ++rounds;
+        }
+        if (rounds > 0)
+            spdlog::debug("completion {}: window shortened {} times for the {} ms prompt budget: {} -> {} tokens "
+                          "({:.2f} ms per prompt token measured)", req.uri, rounds, req.prompt_budget.count(), before,
+                          prompt.size(), ms_per_prompt_token_);
+        return rounds;
+    }
+
+    // The prompt speed the budget is judged by: recent prefills of enough tokens (a handful
+    // of tokens costs more per token than a window), smoothed, so it follows the machine's load.
+    void measure_prompt_speed(const inference::prefill_stats & pf) {
+        if (pf.n_evaluated < k_min_measured_tokens || pf.t_ms <= 0) return;
+        const double per_token = pf.t_ms / pf.n_evaluated;
+        ms_per_prompt_token_ = ms_per_prompt_token_ > 0 ? 0.5 * ms_per_prompt_token_ + 0.5 * per_token : per_token;
+    }
+
+    // Copies what status() reports, under the lock, so status() never waits for a generation.
+    void publish(std::optional<generation_timings> last) {
+        const auto st = sessions_.stats();
+        std::lock_guard lock(status_mutex_);
+        status_ = base_status_;
+        status_.kv_used_bytes = st.used_bytes;
+        status_.n_slots = st.n_slots;
+        status_.tokens_held = st.tokens_held;
+        status_.cache_requests = st.n_requests;
+        status_.cache_hits = st.n_hits;
+        status_.tokens_reused = st.tokens_reused;
+        status_.tokens_evaluated = st.tokens_evaluated;
+        status_.evictions = st.n_evictions;
+        status_.slots_saved = st.n_saved;
+        status_.slots_restored = st.n_restored;
+        status_.slots_rejected = st.n_rejected;
+        status_.windows_shortened = windows_shortened_;
+        if (last) last_ = *last;
+        status_.last = last_;
+        const int32_t evaluated = last_.n_prompt_tokens - last_.n_cached_tokens;
+        status_.prompt_tokens_per_s = last_.t_prompt_ms > 0 ? evaluated * 1000.0 / last_.t_prompt_ms : 0;
+        status_.generate_tokens_per_s = last_.t_generate_ms > 0 ? last_.n_generated * 1000.0 / last_.t_generate_ms : 0;
+    }
+
+    // A slot file that was refused (wrong model, truncated, corrupted) or could not be written.
+    void log_store_warnings() {
+        for (const auto & w : sessions_.take_warnings()) spdlog::warn("KV slot store: {}", w);
+    }
+
+    std::unique_ptr<inference::loaded_model> lm_;
+    inference::session_cache sessions_;
+    std::unique_ptr<inference::slot_store> store_;   // declared after sessions_: outlives its use there
+    uint64_t slot_disk_budget_;
+    model_status base_status_;
+    generation_timings last_;
+    double ms_per_prompt_token_ = 0;   // measured (see measure_prompt_speed); 0: not yet
+    uint64_t windows_shortened_ = 0;
+    static constexpr int32_t k_min_measured_tokens = 32;
+    mutable std::mutex status_mutex_;
+    model_status status_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<model_service>> make_engine_model_service(const engine_options & opts) {
+    inference::load_options lo;
+    lo.model_path = opts.model_path;
+    lo.n_threads = opts.n_threads;
+    lo.cache_type = opts.cache_type;
+    lo.chat_template = opts.chat_template;
+    lo.n_ctx = opts.n_ctx;
+    auto lm = inference::loaded_model::load(lo);
+    if (!lm) return lm.error();
+    const memory_limit limit = process_memory_limit();
+    const auto & hp = (*lm)->mdl().hp();
+    const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
+                              static_cast<uint64_t>((*lm)->n_ctx());
+    // Measured now that the model is mapped and the engine's scratch buffers exist.
+    const memory_use use = process_memory_use((*lm)->file().file_size());
+    uint64_t budget = opts.kv_budget_bytes;
+    if (budget == 0) {
+        budget = default_kv_budget(limit, use, one_slot);
+    } else if (const uint64_t room = kv_room_bytes(limit, use);
+               limit.kind != memory_limit_kind::physical && budget > room) {
+        // A process limit is a hard wall: a budget past it would get the daemon killed.
+        spdlog::warn("--kv-budget {} MiB does not fit under the memory limit of {} MiB ({}): using {} MiB",
+                     budget >> 20, limit.bytes >> 20, limit.source, room >> 20);
+        budget = room;
+    }
+    spdlog::info("memory limit {} MiB ({}); KV budget {} MiB", limit.bytes >> 20, limit.source, budget >> 20);
+    std::unique_ptr<inference::slot_store> store;
+    if (!opts.slot_dir.empty()) {
+        auto id = inference::identify_model(opts.model_path);
+        if (!id) return id.error();
+        store = std::make_unique<inference::slot_store>(opts.slot_dir, *id);
+    }
+    return std::unique_ptr<model_service>(
+        new engine_model_service(std::move(*lm), budget, limit, std::move(store), opts.slot_disk_budget_bytes));
+}
+
+}  // namespace hearth::daemon

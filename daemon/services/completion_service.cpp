@@ -1,0 +1,172 @@
+#include "daemon/services/completion_service.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <boost/json/object.hpp>
+#include <spdlog/spdlog.h>
+
+#include "daemon/services/request_job.h"
+
+namespace hearth::daemon {
+
+std::string completion_key(uint64_t owner, std::string_view uri) { return std::to_string(owner) + "\n" + std::string(uri); }
+
+namespace {
+// The scheduler key of a document's prefetch: separate from its requests', so an edit (an
+// accept is one) does not cancel it; a request that needs the model does.
+std::string prefetch_key(const std::string & key) { return "prefetch\n" + key; }
+}  // namespace
+
+completion_service::completion_service(std::shared_ptr<scheduler> sched, model_service * model, completion_settings settings)
+    : sched_(std::move(sched)), has_model_(model != nullptr), pipeline_(model, settings) {}
+
+void completion_service::document_changed(uint64_t owner, std::string_view uri) { sched_->cancel_key(completion_key(owner, uri)); }
+
+void completion_service::handle(uint64_t owner, const lsp::inline_completion_params & p, const lsp::request_context & ctx,
+                                lsp::typed_responder<lsp::inline_completion_list> out) {
+    using lsp::errc;
+    if (!has_model_) {
+        out.fail(errc::request_failed, std::string(k_no_model_message));
+        return;
+    }
+    const lsp::document * doc = ctx.documents ? ctx.documents->find(p.textDocument.uri) : nullptr;
+    if (!doc) {
+        out.fail(errc::invalid_params, "textDocument/inlineCompletion: document '" + p.textDocument.uri + "' is not open");
+        return;
+    }
+    // The model continues the text as the editor shows it: with a suggestion selected in the
+    // completion widget, as if that suggestion were already inserted (the spec requires our
+    // items to extend it and to replace the same range).
+    // The range answered is the one the text is computed for: a position past a line's or the
+    // document's end is clamped, one inside a surrogate pair moves to the pair's start.
+    const std::string & text = doc->text();
+    std::string selected;
+    size_t begin = doc->offset_of(p.position), end = begin;
+    if (const auto & sel = p.context.selectedCompletionInfo) {
+        selected = sel->text;
+        begin = doc->offset_of(sel->range.start);
+        end = std::max(begin, doc->offset_of(sel->range.end));
+    }
+    const lsp::range replace{doc->position_of(begin), doc->position_of(end)};
+    std::string shown = text.substr(0, begin) + selected + text.substr(end);
+    const size_t cursor = begin + selected.size();
+
+    completion_ask ask;
+    ask.key = completion_key(owner, doc->uri());
+    ask.uri = doc->uri();
+    ask.language_id = doc->language_id();
+    ask.text = std::move(shown);
+    ask.cursor = cursor;
+    ask.invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
+    const lsp::document_store * docs = ctx.documents;
+    ask.extra = pipeline_.extra_context(owner, doc->uri(), p.position.line, [docs](const std::string & uri) {
+        const lsp::document * d = docs ? docs->find(uri) : nullptr;
+        return d ? std::optional<std::string>(d->text()) : std::nullopt;
+    });
+    // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not over
+    // a selected popup item (the memory knows the document, not the widget).
+    const bool from_popup = !selected.empty() || p.context.selectedCompletionInfo.has_value();
+    if (!from_popup) {
+        if (auto hit = pipeline_.recall(ask)) {
+            sched_->cancel_key(ask.key);   // an older request for this document is stale now
+            const uint64_t first = next_item_id_.fetch_add(hit->items.size());
+            ++served_;
+            out.reply(make_list(doc->uri(), hit->items, selected, replace, first));
+            submit_prefetch(owner, ask, hit->items.front());
+            return;
+        }
+    }
+    // The model is needed now: a prefetch still running for this document yields to it.
+    sched_->cancel_key(prefetch_key(ask.key));
+
+    fim_request req = pipeline_.request_for(ask);
+    const uint64_t first_item_id = next_item_id_.fetch_add(static_cast<uint64_t>(req.n_candidates));
+    job j;
+    j.priority = job_priority::completion;
+    j.owner = owner;
+    j.supersede_key = ask.key;
+    j.debounce = ask.invoked ? std::chrono::milliseconds(0) : std::chrono::milliseconds(pipeline_.settings().debounce_ms);
+    j.dropped = [out](drop_reason r) {
+        if (r == drop_reason::shutdown) out.fail(lsp::errc::request_cancelled, "the daemon is shutting down");
+        else out.cancelled();
+    };
+    j.run = [this, out, owner, ask = std::move(ask), req = std::move(req), cancel = ctx.cancel, replace, selected,
+             first_item_id](std::stop_token stop) {
+        if (cancel.requested() || stop.stop_requested()) {
+            out.cancelled();
+            return;
+        }
+        // Remembered before the reply goes out: the client's next keystroke may arrive at once.
+        auto r = pipeline_.run(ask, req, stop, /*remember=*/selected.empty());
+        if (cancel.requested() || stop.stop_requested()) {
+            out.cancelled();
+            return;
+        }
+        if (!r) {
+            spdlog::warn("inline completion for {} failed: {}", req.uri, r.message());
+            out.fail(lsp::errc::request_failed, "inline completion failed: " + r.message());
+            return;
+        }
+        last_ms_.store(r->ms);
+        ++served_;
+        out.reply(make_list(req.uri, r->items, selected, replace, first_item_id));
+        if (selected.empty() && !r->items.empty()) submit_prefetch(owner, ask, r->items.front());
+    };
+    submit_request_job(sched_, std::move(j), ctx, out);
+}
+
+boost::json::object completion_service::outcomes_json() const {
+    boost::json::object ends, trimmed, emptied;
+    const completion_outcomes & o = pipeline_.outcomes();
+    for (size_t i = 0; i < k_n_stop_reasons; ++i) ends[stop_reason_name(static_cast<stop_reason>(i))] = o.ends[i].load();
+    for (size_t i = 0; i < k_n_cleanup_filters; ++i) {
+        const auto f = static_cast<cleanup_filter>(i);
+        if (f != cleanup_filter::none) trimmed[cleanup_filter_name(f)] = o.trimmed[i].load();
+        emptied[f == cleanup_filter::none ? std::string_view("model") : cleanup_filter_name(f)] = o.emptied[i].load();
+    }
+    return {{"empty", o.empty.load()}, {"emptyBecause", std::move(emptied)}, {"ends", std::move(ends)}, {"trimmed", std::move(trimmed)}};
+}
+
+lsp::inline_completion_list completion_service::make_list(const std::string & uri, const std::vector<std::string> & inserts,
+                                                          const std::string & selected, const lsp::range & replace,
+                                                          uint64_t first_item_id) {
+    lsp::inline_completion_list list;
+    uint64_t item_id = first_item_id;
+    for (const auto & insert : inserts) {
+        lsp::inline_completion_item item;
+        item.insertText = selected + insert;
+        item.range = replace;
+        // Accepting runs this command, which tells us (hearth/didAccept's twin) which
+        // item was taken: the feedback that statistics use.
+        lsp::command cmd;
+        cmd.title = "hearth: accept completion";
+        cmd.command = std::string(lsp::command_accept_completion);
+        cmd.arguments.push_back(boost::json::object{{"uri", uri}, {"id", std::to_string(item_id++)}});
+        item.command = std::move(cmd);
+        list.items.push_back(std::move(item));
+    }
+    return list;
+}
+
+// The completion after `accepted` is inserted at the cursor, computed in the background (below
+// every request, superseded by the document's next prefetch) and kept in the memory.
+void completion_service::submit_prefetch(uint64_t owner, const completion_ask & shown, const std::string & accepted) {
+    auto next = pipeline_.after_accept(shown, accepted);
+    if (!next) return;
+    job j;
+    j.priority = job_priority::background;
+    j.owner = owner;
+    j.supersede_key = prefetch_key(next->key);
+    j.dropped = [](drop_reason) {};
+    j.run = [this, next = std::move(*next)](std::stop_token stop) { (void)pipeline_.prefetch(next, stop); };
+    (void)sched_->submit(std::move(j));   // a full queue just means no prefetch
+}
+
+void completion_service::forget_document(uint64_t owner, std::string_view uri) { pipeline_.forget(completion_key(owner, uri)); }
+
+void completion_service::document_opened(uint64_t owner, const lsp::document & d) { pipeline_.document_opened(owner, d.uri(), d.text()); }
+
+void completion_service::forget_owner(uint64_t owner) { pipeline_.forget_owner(owner); }
+
+}  // namespace hearth::daemon
