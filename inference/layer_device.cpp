@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "inference/cuda_layers.h"
 #include "inference/vulkan_layers.h"
 
 namespace hearth::inference {
@@ -18,13 +19,22 @@ result<gpu_layers> parse_gpu_layers(std::string_view text) {
 
 result<std::unique_ptr<layer_device>> make_layer_device(const model & m, const gpu_layers & want, int32_t n_ctx) {
     if (want.how == gpu_layers::kind::count && want.n == 0) return fail("no layers asked for the GPU");
-#if HEARTH_HAVE_VULKAN
-    return make_vulkan_layers(m, want, n_ctx);
-#else
     (void)m;
     (void)n_ctx;
-    return fail("this build has no GPU backend (configure with HEARTH_VULKAN=ON); running on the CPU");
+    // CUDA first where the build has it; without a CUDA device, Vulkan where the build has that.
+    std::string why;
+#if HEARTH_HAVE_CUDA
+    auto cuda = make_cuda_layers(m, want, n_ctx);
+    if (cuda) return cuda;
+    why = cuda.message();
 #endif
+#if HEARTH_HAVE_VULKAN
+    auto vulkan = make_vulkan_layers(m, want, n_ctx);
+    if (vulkan) return vulkan;
+    why += (why.empty() ? "" : "; ") + vulkan.message();
+#endif
+    if (why.empty()) return fail("this build has no GPU backend (configure with HEARTH_VULKAN=ON or HEARTH_CUDA=ON); running on the CPU");
+    return fail(why, "; running on the CPU");
 }
 
 }  // namespace hearth::inference

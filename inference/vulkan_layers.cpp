@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "inference/layer_plan.h"
 #include "kernels/quant.h"
 #include "kernels/vulkan/buffer.h"
 #include "kernels/vulkan/device.h"
@@ -18,35 +19,7 @@ namespace {
 namespace kv = kernels::vulkan;
 using kernels::tensor_type;
 
-constexpr double k_memory_margin = 0.8;   // `auto` plans within 80% of the device-local heap
 constexpr int32_t k_ctx_step = 256;        // device caches grow in steps of this many positions
-
-// Why layer il cannot run on the device, or "" where it can.
-std::string unsupported(const hparams & hp, const layer & L) {
-    if (hp.norm != norm_kind::rms) return "LayerNorm";
-    if (hp.act != ffn_activation::silu || !L.w_gate.data) return "a feed-forward without SwiGLU";
-    if (L.q_norm || L.k_norm) return "Q/K head norms";
-    if (L.attn_post_norm || L.ffn_post_norm) return "post-norms";
-    if (L.bo || L.b_up || L.b_down) return "output or feed-forward biases";
-    if (hp.q_scale != 1.0f) return "a Q scale";
-    if (hp.head_dim > 256 || hp.n_embd_kv() % 2 != 0) return "a head size over 256";
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
-        const bool plain = w->type == tensor_type::f16 || w->type == tensor_type::f32;
-        if (!kv::supports_weight(w->type) || (!plain && w->n_cols % 32 != 0) || (w->type == tensor_type::f32 && w->row_bytes % 4 != 0))
-            return std::string("a ") + std::string(kernels::tensor_type_info(w->type).name) + " weight";
-    }
-    return {};
-}
-
-uint64_t weight_bytes(const weight & w) { return static_cast<uint64_t>(w.n_rows) * w.row_bytes; }
-
-uint64_t layer_bytes(const hparams & hp, const layer & L, int32_t n_ctx) {
-    uint64_t b = 0;
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) b += weight_bytes(*w);
-    b += 2ull * hp.n_embd * sizeof(float);                                          // norms
-    b += 2ull * static_cast<uint64_t>(n_ctx) * hp.n_embd_kv() * sizeof(uint16_t);   // f16 K and V
-    return b;
-}
 
 class vulkan_layers final : public layer_device {
 public:
@@ -103,35 +76,9 @@ result<std::unique_ptr<layer_device>> vulkan_layers::create(const model & m, con
     if (!dev) return fail("no Vulkan device: ", dev.message());
     const kv::device_caps & caps = (*dev)->caps();
 
-    int32_t n = hp.n_layer;
-    if (want.how == gpu_layers::kind::count) n = std::min(want.n, hp.n_layer);
-    // The layers that can run on the device are a tail of the model: count it.
-    int32_t n_ok = 0;
-    std::string why;
-    for (int32_t il = hp.n_layer - 1; il >= 0 && n_ok < n; --il, ++n_ok) {
-        why = unsupported(hp, m.layers()[il]);
-        if (!why.empty()) break;
-    }
-    if (n_ok == 0) return fail("the Vulkan backend cannot run layer ", hp.n_layer - 1, " of this model (", why, ")");
-    if (n_ok < n && want.how != gpu_layers::kind::automatic)
-        return fail("the Vulkan backend cannot run layer ", hp.n_layer - n_ok - 1, " of this model (", why,
-                    "); at most ", n_ok, " of the last layers can be offloaded");
-    n = n_ok;
-    if (want.how == gpu_layers::kind::automatic) {
-        const uint64_t budget = want.device_memory_cap ? want.device_memory_cap : caps.device_local_bytes;
-        const auto usable = static_cast<uint64_t>(static_cast<double>(budget) * k_memory_margin);
-        uint64_t used = 0;
-        int32_t fit = 0;
-        for (int32_t il = hp.n_layer - 1; il >= hp.n_layer - n; --il) {
-            const uint64_t b = layer_bytes(hp, m.layers()[il], n_ctx);
-            if (used + b > usable) break;
-            used += b;
-            ++fit;
-        }
-        if (fit == 0)
-            return fail("the Vulkan device's memory (", budget >> 20, " MiB) holds none of this model's layers");
-        n = fit;
-    }
+    auto planned = plan_offload(m, want, n_ctx, {"Vulkan", kv::supports_weight, caps.device_local_bytes});
+    if (!planned) return planned.error();
+    const int32_t n = *planned;
 
     std::unique_ptr<vulkan_layers> v(new vulkan_layers(m, std::move(*dev)));
     v->first_ = hp.n_layer - n;
