@@ -95,7 +95,7 @@ status vulkan_layers::upload_weights() {
     const hparams & hp = model_.hp();
     layers_.resize(static_cast<size_t>(hp.n_layer - first_));
     const auto put = [&](dev_weight & d, const weight & w) -> status {
-        auto b = make_from(w.data, weight_bytes(w));
+        auto b = make_from(w.data, static_cast<size_t>(w.n_rows) * w.row_bytes);
         if (!b) return b.error();
         d.data.emplace(std::move(*b));
         d.type = w.type;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "inference/cuda_layers.h"
 #include "inference/engine.h"
@@ -48,6 +50,8 @@ TEST_CASE("cuda offload: stories260K greedy tokens identical to the CPU's with 2
     engine gpu(tm.mdl, pool);
     auto dev = make_cuda_layers(tm.mdl, *parse_gpu_layers(layers), 512);
     if (!dev) {
+        const char * present = std::getenv("HEARTH_CUDA_PRESENT");   // scripts/gpu-check: a device must be there
+        if (present && std::string(present) == "1") FAIL("HEARTH_CUDA_PRESENT=1 but: " << dev.message());
         WARN("no CUDA offload here, the test did not run: " << dev.message());
         return;
     }

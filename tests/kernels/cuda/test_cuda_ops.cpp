@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -25,6 +26,11 @@ using k::tensor_type;
 
 namespace {
 
+bool present() {
+    const char * p = std::getenv("HEARTH_CUDA_PRESENT");
+    return p && std::string(p) == "1";
+}
+
 // The process's device, or nullptr with the reason given once.
 kc::device * test_device() {
     static std::string why;
@@ -38,6 +44,8 @@ kc::device * test_device() {
                     (*d)->info().cc_minor);
         return std::move(*d);
     }();
+    // scripts/gpu-check sets HEARTH_CUDA_PRESENT=1: there a missing device is a failure.
+    if (!dev && present()) FAIL("HEARTH_CUDA_PRESENT=1 but no CUDA device: " << why);
     if (!dev) WARN("no CUDA device here, the test did not run: " << why);
     return dev.get();
 }
