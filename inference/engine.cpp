@@ -163,6 +163,13 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return false;
+        // The device's layers, all at once: the residual stream goes there and back.
+        if (device_ && il == device_->first_layer() && device_->takes_cache(cache.type())) {
+            const status s = device_->eval_layers(x_.data(), n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
+            if (s) break;
+            device_error_ = device_->describe() + ": " + s.message() + "; running on the CPU";
+            device_.reset();
+        }
         const layer & L = model_.layers()[il];
         const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
 

@@ -17,6 +17,7 @@
 
 #include "base/result.h"
 #include "inference/kv_cache.h"
+#include "inference/layer_device.h"
 #include "inference/model.h"
 #include "inference/moe.h"
 #include "kernels/matmul.h"
@@ -75,6 +76,13 @@ public:
                                         int32_t width)>;
     void set_observer(observer obs) { observer_ = std::move(obs); }
 
+    // Runs the last layers on a device from now on (layer_device.h); nullptr: all on the CPU. A
+    // cache type the device does not take runs on the CPU; a device that fails is dropped (the
+    // batch goes on on the CPU, device_error() says why).
+    void set_layer_device(std::unique_ptr<layer_device> d) { device_ = std::move(d); }
+    const layer_device * device() const { return device_.get(); }
+    const std::string & device_error() const { return device_error_; }
+
     // The batch a stoppable prompt is cut into: a stop lands within one layer of it.
     static constexpr int32_t k_stoppable_batch = 32;
 
@@ -102,6 +110,8 @@ private:
     std::vector<int32_t> kv_start_;  // [n_batch] first visible position on sliding-window layers
     std::optional<moe_block> moe_;   // the expert FFN's scratch (models with experts)
     observer observer_;
+    std::unique_ptr<layer_device> device_;
+    std::string device_error_;
 };
 
 }  // namespace hearth::inference

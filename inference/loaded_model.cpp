@@ -28,6 +28,8 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     }
     if (opts.n_ctx < 0) return fail("context size ", opts.n_ctx, " is negative");
     if (opts.n_batch < 1 || opts.n_batch > 4096) return fail("batch size ", opts.n_batch, " is outside [1, 4096]");
+    auto gpu = parse_gpu_layers(opts.gpu_layers);
+    if (!gpu) return gpu.error();
 
     std::unique_ptr<loaded_model> lm(new loaded_model(std::move(*file), std::move(*mdl), std::move(*voc)));
     // model holds pointers into the mapping, which moved with the gguf_file object but not in memory.
@@ -36,6 +38,14 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->n_ctx_ = opts.n_ctx > 0 ? std::min(opts.n_ctx, trained) : std::min(trained, k_default_ctx_cap);
     lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
+    if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
+        auto dev = make_layer_device(lm->model_, *gpu, lm->n_ctx_);
+        if (dev) {
+            lm->engine_->set_layer_device(std::move(*dev));
+        } else {
+            warning = warning.empty() ? dev.message() : warning + "; " + dev.message();
+        }
+    }
     auto tmpl = lm->file_.get_string("tokenizer.chat_template");
     auto choice = choose_chat_format(opts.chat_template, tmpl && *tmpl ? **tmpl : std::string_view(), lm->vocab_);
     // A format the user asked for must be usable; a model without one still completes code.

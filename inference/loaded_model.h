@@ -31,6 +31,9 @@ struct load_options {
     // A quantized cache type needs head sizes that are whole blocks (32); with this set, a
     // model whose heads are not uses f16 instead (warning()) rather than refusing to load.
     bool cache_type_fallback = false;
+    // The last layers to run on a GPU: "0", "N", "all" or "auto" (layer_device.h). Where no device
+    // can take them the model runs on the CPU and warning() says why.
+    std::string gpu_layers = "0";
 };
 
 inline constexpr int32_t k_default_ctx_cap = 8192;

@@ -23,6 +23,7 @@
 #include "daemon/cli/cli_bench_trace.h"
 #include "daemon/cli/cli_commands.h"
 #include "daemon/engine/model_path.h"
+#include "inference/layer_device.h"
 #include "inference/loaded_model.h"
 #include "inference/sequence.h"
 #include "kernels/memory_bandwidth.h"
@@ -200,7 +201,7 @@ double run_tg(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t 
 void add_bench_commands(CLI::App & app, cli_state & state) {
     auto * bench = app.add_subcommand("bench", "Measure prompt processing and generation speed (tokens/s)");
     struct flags {
-        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16", depths = "0";
+        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16", depths = "0", gpu_layers = "0";
         int reps = 3;
         bool json = false, busy = false;
     };
@@ -213,6 +214,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_option("-d,--depth", f->depths, "context depths, comma-separated: each test runs after this many tokens "
                       "already in the cache (named pp512@d4096)")->capture_default_str();
     bench->add_option("-r,--repetitions", f->reps, "repetitions of each test")->capture_default_str();
+    bench->add_option("--gpu-layers", f->gpu_layers, "the last layers to run on a GPU: N, all or auto (0: none)")->capture_default_str();
     bench->add_flag("--busy", f->busy, "also measure with a same-priority busy process on another core");
     bench->add_flag("--json", f->json, "print the results as JSON");
     add_bench_trace_command(*bench, state);
@@ -269,6 +271,14 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
             for (int nt : threads) {
                 kernels::thread_pool pool(nt);
                 inference::engine eng(mdl, pool, 512);
+                if (auto gpu = inference::parse_gpu_layers(f->gpu_layers); !gpu) {
+                    std::fprintf(stderr, "hearth bench: %s\n", gpu.message().c_str()); state.exit_code = 2; return;
+                } else if (gpu->how != inference::gpu_layers::kind::count || gpu->n > 0) {
+                    const int n_ctx = (pps.empty() ? 0 : *std::max_element(pps.begin(), pps.end())) + (tgs.empty() ? 0 : *std::max_element(tgs.begin(), tgs.end())) + *std::max_element(depths.begin(), depths.end()) + 16;
+                    auto dev = inference::make_layer_device(mdl, *gpu, n_ctx);
+                    std::fprintf(stderr, "hearth bench: %s\n", dev ? (*dev)->describe().c_str() : dev.message().c_str());
+                    if (dev) eng.set_layer_device(std::move(*dev));
+                }
                 for (const auto & ct_name : parse_list(f->cache_types)) {
                     auto ct = inference::parse_cache_type(ct_name);
                     if (!ct) { std::fprintf(stderr, "hearth bench: %s\n", ct.message().c_str()); state.exit_code = 2; return; }

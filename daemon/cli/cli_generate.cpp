@@ -35,6 +35,7 @@ struct model_flags {
     std::string chat_template;
     std::string speculate;   // empty: draft when a draft model is given, else off
     std::string draft;
+    std::string gpu_layers = "0";
 };
 
 void add_model_flags(CLI::App * cmd, model_flags & f) {
@@ -46,6 +47,7 @@ void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_option("--temp", f.temperature, "sampling temperature (0: greedy)")->capture_default_str();
     cmd->add_option("--seed", f.seed, "random seed for sampling")->capture_default_str();
     cmd->add_option("--chat-template", f.chat_template, "chat format: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (default: from the model; refused when the vocabulary lacks its tokens)");
+    cmd->add_option("--gpu-layers", f.gpu_layers, "the last layers to run on a GPU: N, all or auto (0: none)")->capture_default_str();
     cmd->add_flag("-v,--verbose", f.verbose, "print timings (prompt and generation speed) to stderr");
 }
 
@@ -58,6 +60,7 @@ result<std::unique_ptr<inference::loaded_model>> load(const model_flags & f) {
     opts.cache_type = f.cache_type;
     opts.n_ctx = f.ctx;
     opts.chat_template = f.chat_template;
+    opts.gpu_layers = f.gpu_layers;
     return inference::loaded_model::load(opts);
 }
 
@@ -124,6 +127,8 @@ void print_timings(const inference::prefill_stats & pf, const inference::generat
 int run_generation(inference::loaded_model & lm, const std::vector<inference::token_id> & prompt,
                    inference::generation_params params, const model_flags & f) {
     auto & eng = lm.eng();
+    if (!lm.warning().empty()) std::fprintf(stderr, "hearth: %s\n", lm.warning().c_str());
+    if (f.verbose && eng.device()) std::fprintf(stderr, "offload: %s\n", eng.device()->describe().c_str());
     auto mode = inference::parse_speculate_mode(f.speculate.empty() ? (f.draft.empty() ? "off" : "draft") : f.speculate);
     if (!mode) { std::fprintf(stderr, "hearth: %s\n", mode.message().c_str()); return 2; }
     std::unique_ptr<inference::draft_model> draft;
@@ -156,6 +161,7 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
         return 1;
     }
     std::fputc('\n', stdout);
+    if (!eng.device_error().empty()) std::fprintf(stderr, "hearth: %s\n", eng.device_error().c_str());
     if (f.verbose) print_timings(*pf, *gen, *mode);
     return 0;
 }

@@ -1,0 +1,240 @@
+#include "inference/vulkan_layers.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
+#include <optional>
+#include <vector>
+
+#include "inference/layer_plan.h"
+#include "kernels/quant.h"
+#include "kernels/vulkan/buffer.h"
+#include "kernels/vulkan/device.h"
+#include "kernels/vulkan/ops.h"
+#include "kernels/vulkan/stream.h"
+
+namespace hearth::inference {
+namespace {
+
+namespace kv = kernels::vulkan;
+using kernels::tensor_type;
+
+constexpr int32_t k_ctx_step = 256;        // device caches grow in steps of this many positions
+
+class vulkan_layers final : public layer_device {
+public:
+    static result<std::unique_ptr<layer_device>> create(const model & m, const gpu_layers & want, int32_t n_ctx);
+
+    const std::string & describe() const override { return describe_; }
+    int32_t first_layer() const override { return first_; }
+    bool takes_cache(tensor_type t) const override { return t == tensor_type::f16; }
+    status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
+                       kv_cache & cache) override;
+
+private:
+    struct dev_weight {
+        std::optional<kv::buffer> data;
+        kv::weight_buffer view() const { return {&*data, type, n_rows, n_cols, row_bytes}; }
+        tensor_type type{};
+        int64_t n_rows = 0, n_cols = 0;
+        size_t row_bytes = 0;
+    };
+    struct dev_layer {
+        std::optional<kv::buffer> attn_norm, ffn_norm, bq, bk, bv, k_cache, v_cache;
+        dev_weight wq, wk, wv, wo, gate, up, down;
+    };
+
+    vulkan_layers(const model & m, std::unique_ptr<kv::device> dev) : model_(m), dev_(std::move(dev)) {}
+    status upload_weights();
+    status ensure_capacity(int32_t n, int32_t ctx);
+    result<kv::buffer> make(size_t bytes) const;
+    result<kv::buffer> make_from(const void * data, size_t bytes) const;
+
+    const model & model_;
+    std::unique_ptr<kv::device> dev_;
+    std::optional<kv::stream> stream_;
+    int32_t first_ = 0;
+    std::string describe_;
+    std::vector<dev_layer> layers_;   // [n_layer - first_]
+    int32_t n_cap_ = 0, ctx_cap_ = 0;
+    std::optional<kv::buffer> x_, cur_, q_, k_, v_, attn_, gate_, up_, pos_, n_kv_, kv_start_, no_window_, scores_;
+    std::optional<kv::buffer> x_q8_;   // the input of the next products in q8_0, where their weights take it
+};
+
+result<kv::buffer> vulkan_layers::make(size_t bytes) const { return kv::buffer::create(*dev_, std::max<size_t>(bytes, 4)); }
+
+result<kv::buffer> vulkan_layers::make_from(const void * data, size_t bytes) const {
+    auto b = make(bytes);
+    if (!b) return b.error();
+    if (status s = b->upload(data, bytes); !s) return s.error();
+    return b;
+}
+
+result<std::unique_ptr<layer_device>> vulkan_layers::create(const model & m, const gpu_layers & want, int32_t n_ctx) {
+    const hparams & hp = m.hp();
+    auto dev = kv::device::create();
+    if (!dev) return fail("no Vulkan device: ", dev.message());
+    const kv::device_caps & caps = (*dev)->caps();
+
+    auto planned = plan_offload(m, want, n_ctx, {"Vulkan", kv::supports_weight, caps.device_local_bytes});
+    if (!planned) return planned.error();
+    const int32_t n = *planned;
+
+    std::unique_ptr<vulkan_layers> v(new vulkan_layers(m, std::move(*dev)));
+    v->first_ = hp.n_layer - n;
+    v->describe_ = "vulkan: " + caps.name + ", layers " + std::to_string(v->first_) + "-" +
+                   std::to_string(hp.n_layer - 1) + " of " + std::to_string(hp.n_layer);
+    auto st = kv::stream::create(*v->dev_);
+    if (!st) return st.error();
+    v->stream_.emplace(std::move(*st));
+    if (status s = v->upload_weights(); !s) return fail("uploading the weights to the Vulkan device: ", s.message());
+    return std::unique_ptr<layer_device>(std::move(v));
+}
+
+status vulkan_layers::upload_weights() {
+    const hparams & hp = model_.hp();
+    layers_.resize(static_cast<size_t>(hp.n_layer - first_));
+    const auto put = [&](dev_weight & d, const weight & w) -> status {
+        auto b = make_from(w.data, static_cast<size_t>(w.n_rows) * w.row_bytes);
+        if (!b) return b.error();
+        d.data.emplace(std::move(*b));
+        d.type = w.type;
+        d.n_rows = w.n_rows;
+        d.n_cols = w.n_cols;
+        d.row_bytes = w.row_bytes;
+        return {};
+    };
+    const auto put_vec = [&](std::optional<kv::buffer> & d, const float * v, int64_t n) -> status {
+        if (!v) return {};
+        auto b = make_from(v, static_cast<size_t>(n) * sizeof(float));
+        if (!b) return b.error();
+        d.emplace(std::move(*b));
+        return {};
+    };
+    for (int32_t il = first_; il < hp.n_layer; ++il) {
+        const layer & L = model_.layers()[il];
+        dev_layer & d = layers_[static_cast<size_t>(il - first_)];
+        for (status s : {put(d.wq, L.wq), put(d.wk, L.wk), put(d.wv, L.wv), put(d.wo, L.wo), put(d.gate, L.w_gate),
+                         put(d.up, L.w_up), put(d.down, L.w_down), put_vec(d.attn_norm, L.attn_norm, hp.n_embd),
+                         put_vec(d.ffn_norm, L.ffn_norm, hp.n_embd), put_vec(d.bq, L.bq, hp.n_embd_q()),
+                         put_vec(d.bk, L.bk, hp.n_embd_kv()), put_vec(d.bv, L.bv, hp.n_embd_kv())})
+            if (!s) return s;
+    }
+    return {};
+}
+
+status vulkan_layers::ensure_capacity(int32_t n, int32_t ctx) {
+    const hparams & hp = model_.hp();
+    if (n > n_cap_) {
+        const auto f = [&](int64_t width) { return static_cast<size_t>(n) * static_cast<size_t>(width) * sizeof(float); };
+        for (auto [buf, bytes] : {std::pair{&x_, f(hp.n_embd)}, {&cur_, f(hp.n_embd)}, {&q_, f(hp.n_embd_q())},
+                                  {&k_, f(hp.n_embd_kv())}, {&v_, f(hp.n_embd_kv())}, {&attn_, f(hp.n_embd_q())},
+                                  {&gate_, f(hp.n_ff)}, {&up_, f(hp.n_ff)}, {&pos_, f(1)}, {&n_kv_, f(1)},
+                                  {&kv_start_, f(1)}, {&no_window_, f(1)}}) {
+            auto b = make(bytes);
+            if (!b) return b.error();
+            buf->emplace(std::move(*b));
+        }
+        const int64_t widest = std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}) / 32 * 32;
+        auto q8 = make(kv::q8_0_activation_bytes(n, widest));
+        if (!q8) return q8.error();
+        x_q8_.emplace(std::move(*q8));
+        const std::vector<int32_t> zeros(static_cast<size_t>(n), 0);
+        if (status s = no_window_->upload(zeros.data(), zeros.size() * sizeof(int32_t)); !s) return s;
+    }
+    if (ctx > ctx_cap_) {
+        const int32_t cap = (ctx + k_ctx_step - 1) / k_ctx_step * k_ctx_step;
+        const size_t rows = static_cast<size_t>(cap) * static_cast<size_t>(hp.n_embd_kv()) * sizeof(uint16_t);
+        for (dev_layer & d : layers_) {
+            for (auto * c : {&d.k_cache, &d.v_cache}) {
+                auto b = make(rows);
+                if (!b) return b.error();
+                c->emplace(std::move(*b));
+            }
+        }
+        ctx_cap_ = cap;
+    }
+    if (n > n_cap_ || !scores_ || scores_->size() < static_cast<size_t>(n) * hp.n_head * ctx_cap_ * sizeof(float)) {
+        auto b = make(static_cast<size_t>(std::max(n, n_cap_)) * hp.n_head * ctx_cap_ * sizeof(float));
+        if (!b) return b.error();
+        scores_.emplace(std::move(*b));
+    }
+    n_cap_ = std::max(n, n_cap_);
+    return {};
+}
+
+status vulkan_layers::eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
+                                  const int32_t * kv_start, kv_cache & cache) {
+    const hparams & hp = model_.hp();
+    const int32_t pos0 = pos[0];
+    int32_t ctx = pos0 + n;
+    for (int32_t t = 0; t < n; ++t) ctx = std::max(ctx, n_kv[t]);
+    if (status s = ensure_capacity(n, ctx); !s) return s;
+    const size_t row_bytes = cache.row_bytes();
+    const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_embd_kv = hp.n_embd_kv();
+
+    // The rows before the batch, as the kv_cache holds them (the host mirror).
+    for (int32_t il = first_; il < hp.n_layer && pos0 > 0; ++il) {
+        dev_layer & d = layers_[static_cast<size_t>(il - first_)];
+        if (status s = d.k_cache->upload(cache.k_data(il), static_cast<size_t>(pos0) * row_bytes); !s) return s;
+        if (status s = d.v_cache->upload(cache.v_data(il), static_cast<size_t>(pos0) * row_bytes); !s) return s;
+    }
+    for (status s : {x_->upload(x, static_cast<size_t>(n * n_embd) * sizeof(float)),
+                     pos_->upload(pos, static_cast<size_t>(n) * sizeof(int32_t)),
+                     n_kv_->upload(n_kv, static_cast<size_t>(n) * sizeof(int32_t)),
+                     kv_start_->upload(kv_start, static_cast<size_t>(n) * sizeof(int32_t))})
+        if (!s) return s;
+
+    kv::stream & s = *stream_;
+    // The products of `in` ([n][width]) with these weights, its q8_0 form made once for them all
+    // where a weight takes it (as the CPU's matmul_context converts once for Q, K and V).
+    const auto products = [&](const kv::buffer & in, int64_t width, std::initializer_list<std::pair<const dev_weight *, const kv::buffer *>> ws) {
+        bool q8 = false;
+        for (const auto & [w, out] : ws) q8 = q8 || kv::takes_q8_0_activations(w->type);
+        if (q8) kv::quantize_q8_0(s, in, *x_q8_, n, width);
+        for (const auto & [w, out] : ws) kv::matmul(s, w->view(), in, *out, n, &*x_q8_);
+    };
+    for (int32_t il = first_; il < hp.n_layer; ++il) {
+        const dev_layer & d = layers_[static_cast<size_t>(il - first_)];
+        // attention block: x += wo(attend(rope(q), rope(k), v))
+        kv::rms_norm(s, *x_, &*d.attn_norm, *cur_, n, n_embd, hp.rms_eps);
+        products(*cur_, n_embd, {{&d.wq, &*q_}, {&d.wk, &*k_}, {&d.wv, &*v_}});
+        if (d.bq) kv::add(s, *q_, *d.bq, *q_, n * n_q, n_q);
+        if (d.bk) kv::add(s, *k_, *d.bk, *k_, n * n_embd_kv, n_embd_kv);
+        if (d.bv) kv::add(s, *v_, *d.bv, *v_, n * n_embd_kv, n_embd_kv);
+        const kernels::rope_params rope = hp.rope_for_layer(il);
+        kv::rope(s, *q_, *pos_, n, hp.n_head, hp.head_dim, rope);
+        kv::rope(s, *k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
+        kv::kv_append_f16(s, *k_, *d.k_cache, pos0, n, n_embd_kv);
+        kv::kv_append_f16(s, *v_, *d.v_cache, pos0, n, n_embd_kv);
+        kv::attention_f16(s, *q_, *d.k_cache, *d.v_cache, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_,
+                          *attn_, {n, hp.n_head, hp.n_head_kv, hp.head_dim, ctx_cap_, hp.kq_scale});
+        products(*attn_, n_q, {{&d.wo, &*cur_}});
+        kv::add(s, *x_, *cur_, *x_, n * n_embd, n * n_embd);
+        // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
+        kv::rms_norm(s, *x_, &*d.ffn_norm, *cur_, n, n_embd, hp.rms_eps);
+        products(*cur_, n_embd, {{&d.gate, &*gate_}, {&d.up, &*up_}});
+        kv::swiglu(s, *gate_, *up_, *gate_, static_cast<int64_t>(n) * hp.n_ff);
+        products(*gate_, hp.n_ff, {{&d.down, &*cur_}});
+        kv::add(s, *x_, *cur_, *x_, n * n_embd, n * n_embd);
+    }
+    if (status st = s.finish(); !st) return st;
+
+    // Only now, with every layer done, the results replace x and the batch's cache rows.
+    if (status st = x_->download(x, static_cast<size_t>(n * n_embd) * sizeof(float)); !st) return st;
+    for (int32_t il = first_; il < hp.n_layer; ++il) {
+        const dev_layer & d = layers_[static_cast<size_t>(il - first_)];
+        const size_t off = static_cast<size_t>(pos0) * row_bytes, bytes = static_cast<size_t>(n) * row_bytes;
+        if (status st = d.k_cache->download(cache.k_row(il, pos0), bytes, off); !st) return st;
+        if (status st = d.v_cache->download(cache.v_row(il, pos0), bytes, off); !st) return st;
+    }
+    return {};
+}
+
+}  // namespace
+
+result<std::unique_ptr<layer_device>> make_vulkan_layers(const model & m, const gpu_layers & want, int32_t n_ctx) {
+    return vulkan_layers::create(m, want, n_ctx);
+}
+
+}  // namespace hearth::inference

@@ -1,0 +1,70 @@
+// The operations of a transformer layer on a CUDA device, queued on the device's stream (they run
+// by device::finish()). Each mirrors the Vulkan shader of the same name (kernels/vulkan/shaders)
+// and so the CPU kernel it matches: the same decoding, the same activation quantization, the same
+// integer block sums, f16 products and RMS norm summed in double; the tests of tests/kernels/cuda
+// hold them to the tolerances docs/gpu.md states for the Vulkan backend. Shapes are the CPU
+// kernels'; activations are f32 row-major in device buffers.
+// Preconditions (asserted): buffers large enough for the shapes, weight types as supports_weight().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ops.h"
+#include "kernels/tensor_type.h"
+
+namespace hearth::kernels::cuda {
+
+class buffer;
+
+// A weight matrix in a device buffer, laid out as on the CPU: n_rows rows of row_bytes.
+struct weight_buffer {
+    const buffer * data;
+    tensor_type type;
+    int64_t n_rows;
+    int64_t n_cols;
+    size_t row_bytes;
+};
+
+// Whether matmul takes weights of this type (q8_0, q4_0, f16, f32). q8_0 and q4_0 rows are whole
+// 32-element blocks; f16 and f32 rows may be any length.
+bool supports_weight(tensor_type t);
+
+// Whether the products with this weight type take their activations quantized to q8_0 (q8_0, q4_0).
+bool takes_q8_0_activations(tensor_type t);
+// Bytes of n_tokens rows of n_cols activations in q8_0 (n_cols % 32 == 0): per block of 32 an f32
+// scale (the value of the CPU's f16 scale) and 32 int8.
+size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols);
+void quantize_q8_0(const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
+
+// y[t][r] = w row r . x[t]; x: [n_tokens][n_cols], y: [n_tokens][n_rows]; x_q8 required for the
+// types that take q8_0 activations; f16 weights meet x rounded to f16, summed in double.
+void matmul(const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens, const buffer * x_q8 = nullptr);
+
+// y = x / sqrt(mean(x^2) + eps) * w row by row (w: [n] or nullptr); the squares summed in double.
+void rms_norm(const buffer & x, const buffer * w, const buffer & y, int64_t n_tokens, int64_t n, float eps);
+// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32.
+void rope(const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim, const rope_params & p);
+// y = silu(gate) * up over n elements (y may be gate).
+void swiglu(const buffer & gate, const buffer & up, const buffer & y, int64_t n);
+// y[i] = a[i] + b[i % n_b] over n elements (n a multiple of n_b; y may be a).
+void add(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
+
+// Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache at positions first_pos + t, rounded to
+// nearest even as quantize_row(f16) rounds.
+void kv_append_f16(const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens, int64_t n_embd_kv);
+
+// attention() of kernels/attention.h over an f16 cache; n_kv, kv_start: [n_tokens] int32; scores:
+// scratch of n_tokens * n_head * n_ctx floats (n_ctx >= every n_kv[t]); head_dim <= 256.
+struct attention_shape {
+    int64_t n_tokens;
+    int64_t n_head;
+    int64_t n_head_kv;
+    int64_t head_dim;
+    int64_t n_ctx;
+    float scale;
+};
+void attention_f16(const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv, const buffer & kv_start,
+                   const buffer & scores, const buffer & out, const attention_shape & shape);
+
+}  // namespace hearth::kernels::cuda

@@ -1,0 +1,45 @@
+// A storage buffer in device memory. Where the device has device-local memory the host can map
+// (integrated GPUs, unified memory, lavapipe) the buffer lives there and upload/download are
+// memcpy; otherwise it is device-local only and upload/download go through a host-visible
+// staging buffer and a copy on the queue.
+// Invariants: size() > 0; every offset + bytes passed is within size() (asserted).
+// Thread-safety: one owner; upload/download use the device's queue (not while a stream runs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/result.h"
+#include "kernels/vulkan/vk.h"
+
+namespace hearth::kernels::vulkan {
+
+class device;
+
+class buffer {
+public:
+    static result<buffer> create(const device & dev, size_t bytes);
+    buffer(buffer && other) noexcept;
+    buffer & operator=(buffer && other) noexcept;
+    ~buffer();
+
+    size_t size() const { return size_; }
+    VkBuffer handle() const { return buffer_; }
+    bool mapped() const { return mapped_ != nullptr; }
+
+    status upload(const void * src, size_t bytes, size_t offset = 0);
+    status download(void * dst, size_t bytes, size_t offset = 0) const;
+
+private:
+    buffer() = default;
+    void release();
+    static result<buffer> allocate(const device & dev, size_t bytes, VkBufferUsageFlags usage, bool host_only);
+
+    const device * device_ = nullptr;
+    VkBuffer buffer_ = VK_NULL_HANDLE;
+    VkDeviceMemory memory_ = VK_NULL_HANDLE;
+    void * mapped_ = nullptr;
+    size_t size_ = 0;
+};
+
+}  // namespace hearth::kernels::vulkan

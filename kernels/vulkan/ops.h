@@ -1,0 +1,85 @@
+// The operations of a transformer layer on a Vulkan device, recorded into a stream (they run at
+// its finish()). Each matches the CPU kernel of the same name (kernels/matmul.h, ops.h,
+// attention.h) on the same data within the tolerance docs/gpu.md states per operation; the
+// weight decoding is the CPU's bit for bit (dequantize). Shapes are those of the CPU kernels,
+// f32 row-major activations in device buffers.
+// Preconditions (asserted): buffers large enough for the shapes; weight types and row lengths
+// as supports_weight() says.
+// Thread-safety: as the stream (one owner).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/ops.h"
+#include "kernels/tensor_type.h"
+
+namespace hearth::kernels::vulkan {
+
+class buffer;
+class stream;
+
+// A weight matrix in a device buffer, laid out as on the CPU (weight_view): n_rows rows of
+// n_cols elements, row r at byte r * row_bytes (row_bytes even).
+struct weight_buffer {
+    const buffer * data;
+    tensor_type type;
+    int64_t n_rows;
+    int64_t n_cols;
+    size_t row_bytes;
+};
+
+// Whether matmul and dequantize take weights of this type (q8_0, q4_0, q5_0, q4_K, q6_K, f16,
+// f32). Quantized rows are whole 32-element chunks; f16 and f32 rows may be any length.
+bool supports_weight(tensor_type t);
+
+// out: [n_rows][n_cols] f32, each row as dequantize_row decodes it.
+void dequantize(stream & s, const weight_buffer & w, const buffer & out);
+
+// Whether the products with this weight type take their activations quantized to q8_0, as the
+// CPU's do (q8_0, q4_0, q5_0): matmul() then reads them from x_q8 (quantize_q8_0 of x).
+bool takes_q8_0_activations(tensor_type t);
+// Bytes of n_tokens rows of n_cols activations in the device's q8_0 form (n_cols % 32 == 0).
+size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols);
+// x: [n_tokens][n_cols] f32 to that form, rounded as kernels::quantize_row(q8_0) rounds.
+void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
+
+// y[t][r] = w row r . x[t]; x: [n_tokens][n_cols] f32, y: [n_tokens][n_rows] f32. The activations
+// meet the weights as on the CPU: quantized to q8_0 (x_q8, required for those types), rounded
+// to f16 for f16 weights, f32 for the K-quants (the CPU's q8_K: not mirrored yet) and f32.
+void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens,
+            const buffer * x_q8 = nullptr);
+
+// y = x / sqrt(mean(x^2) + eps) * w row by row; w: [n] or nullptr.
+void rms_norm(stream & s, const buffer & x, const buffer * w, const buffer & y, int64_t n_tokens, int64_t n, float eps);
+
+// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32.
+void rope(stream & s, const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
+          const rope_params & p);
+
+// y = silu(gate) * up over n elements.
+void swiglu(stream & s, const buffer & gate, const buffer & up, const buffer & y, int64_t n);
+
+// y[i] = a[i] + b[i % n_b] over n elements: a residual sum (n_b = n) or a bias on every row of
+// n_b (n a multiple of n_b). y may be a (in place).
+void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
+
+// Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache ([n_pos][n_embd_kv]) at positions
+// first_pos + t, rounded as quantize_row(f16) rounds. n_embd_kv even.
+void kv_append_f16(stream & s, const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens,
+                   int64_t n_embd_kv);
+
+// attention() of kernels/attention.h over an f16 cache (K and V [n_pos][n_head_kv * head_dim]).
+// n_kv, kv_start: [n_tokens] int32; scores: scratch of n_tokens * n_head * n_ctx floats, where
+// n_ctx >= every n_kv[t]. head_dim <= 256.
+struct attention_shape {
+    int64_t n_tokens;
+    int64_t n_head;
+    int64_t n_head_kv;
+    int64_t head_dim;
+    int64_t n_ctx;
+    float scale;
+};
+void attention_f16(stream & s, const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv,
+                   const buffer & kv_start, const buffer & scores, const buffer & out, const attention_shape & shape);
+
+}  // namespace hearth::kernels::vulkan

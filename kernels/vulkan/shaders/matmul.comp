@@ -1,0 +1,100 @@
+#version 450
+// y[t][r] = sum_k w[r][k] * x[t][k]: one workgroup per (weight row, block of 8 tokens). The weight
+// row is decoded once per chunk for all 8 tokens of the block (a matrix-vector product is the
+// one-token case); each invocation takes every 64th chunk, and the workgroup sums the partials
+// (subgroupAdd where HEARTH_SUBGROUP, shared memory otherwise).
+// Activations as the CPU converts them (kernels/quant.h vec_dot_type): with HEARTH_ACT_Q8_0 they
+// come quantized (quantize_q8_0.comp) and each block is an integer dot product times both scales;
+// f16 weights meet activations rounded to f16, their exact f32 products summed in double with
+// HEARTH_F64 (the CPU's exact sum, so its result to the bit); the K-quants and f32 take them in f32.
+#define WG_SIZE 64u
+#define TOKENS 8u
+layout(local_size_x = 64) in;
+
+layout(binding = 0, std430) readonly buffer weights_buf { uint w_words[]; };
+#if HEARTH_ACT_Q8_0
+layout(binding = 1, std430) readonly buffer x_buf { uint xq[]; };   // 9 words a block: d, then 32 int8
+#else
+layout(binding = 1, std430) readonly buffer x_buf { float x[]; };
+#endif
+layout(binding = 2, std430) writeonly buffer y_buf { float y[]; };
+layout(push_constant) uniform params { uint n_rows; uint n_cols; uint row_bytes; uint n_tokens; uint groups_x; } p;
+
+#include "common.glsl"
+#include "dequant.glsl"
+
+void main() {
+    const uint r = gl_WorkGroupID.y * p.groups_x + gl_WorkGroupID.x;
+    if (r >= p.n_rows) return;   // the whole workgroup, before any barrier
+    const uint t0 = gl_WorkGroupID.z * TOKENS;
+    const uint nt = min(TOKENS, p.n_tokens - t0);
+    const uint n_chunks = p.n_cols / 32u;
+#if HEARTH_F64
+    double acc[TOKENS];
+#else
+    float acc[TOKENS];
+#endif
+    [[unroll]] for (uint t = 0u; t < TOKENS; ++t) acc[t] = 0.0;
+    for (uint c = gl_LocalInvocationID.x; c < n_chunks; c += WG_SIZE) {
+#if HEARTH_ACT_Q8_0
+        load_chunk_q(r * p.row_bytes, c);
+        for (uint t = 0u; t < nt; ++t) {
+            const uint xb = ((t0 + t) * n_chunks + c) * 9u;
+            int sumi = 0;
+            [[unroll]] for (uint j = 0u; j < 8u; ++j) {
+                const uint w = xq[xb + 1u + j];
+                [[unroll]] for (uint k = 0u; k < 4u; ++k)
+                    sumi += chunk_q[4u * j + k] * (int(w << (24u - 8u * k)) >> 24);
+            }
+            precise float ds = chunk_d * uintBitsToFloat(xq[xb]);
+            precise float term = float(sumi) * ds;
+            acc[t] += term;
+        }
+#else
+        load_chunk(r * p.row_bytes, c);
+        for (uint t = 0u; t < nt; ++t) {
+            const uint xb = (t0 + t) * p.n_cols + c * 32u;
+#if HEARTH_F64
+            double s = 0.0LF;
+            [[unroll]] for (uint j = 0u; j < 32u; ++j) {
+                precise float prod = chunk_vals[j] * half_to_float(float_to_half(x[xb + j]));
+                s += double(prod);
+            }
+#elif HEARTH_W_F16
+            // The CPU rounds the activations to f16; the f16 x f16 products are exact in f32.
+            float s = 0.0;
+            [[unroll]] for (uint j = 0u; j < 32u; ++j) s += chunk_vals[j] * half_to_float(float_to_half(x[xb + j]));
+#else
+            float s = 0.0;
+            [[unroll]] for (uint j = 0u; j < 32u; ++j) s += chunk_vals[j] * x[xb + j];
+#endif
+            acc[t] += s;
+        }
+#endif
+    }
+#if HAS_TAIL
+    // A plain type's row may end mid-chunk: its last n_cols % 32 elements, one per invocation.
+    const uint i = n_chunks * 32u + gl_LocalInvocationID.x;
+    if (i < p.n_cols) {
+        const float wv = load_one(r * p.row_bytes, i);
+#if HEARTH_F64
+        for (uint t = 0u; t < nt; ++t) {
+            precise float prod = wv * half_to_float(float_to_half(x[(t0 + t) * p.n_cols + i]));
+            acc[t] += double(prod);
+        }
+#elif HEARTH_W_F16
+        for (uint t = 0u; t < nt; ++t) acc[t] += wv * half_to_float(float_to_half(x[(t0 + t) * p.n_cols + i]));
+#else
+        for (uint t = 0u; t < nt; ++t) acc[t] += wv * x[(t0 + t) * p.n_cols + i];
+#endif
+    }
+#endif
+    for (uint t = 0u; t < nt; ++t) {
+#if HEARTH_F64
+        const float s = float(workgroup_sum_f64(acc[t]));
+#else
+        const float s = workgroup_sum(acc[t]);
+#endif
+        if (gl_LocalInvocationID.x == 0u) y[(t0 + t) * p.n_rows + r] = s;
+    }
+}

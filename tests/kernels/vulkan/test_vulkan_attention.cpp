@@ -1,0 +1,114 @@
+// The f16 KV cache on the device: kv_append against quantize_row(f16) (bit for bit) and attention
+// against kernels::attention over the same cache, causal and with a sliding window.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/attention.h"
+#include "kernels/quant.h"
+#include "kernels/thread_pool.h"
+#include "kernels/vulkan/ops.h"
+#include "tests/kernels/quant_test_util.h"
+#include "tests/kernels/vulkan/vulkan_test_device.h"
+
+namespace k = hearth::kernels;
+namespace kv = hearth::kernels::vulkan;
+using k::tensor_type;
+
+TEST_CASE("vulkan kv_append writes f16 rows as quantize_row does, and nothing else", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_tokens = GENERATE(1, 7, 512);
+    const int64_t n_embd_kv = GENERATE(2, 130, 256);
+    const int32_t first_pos = 5;
+    const int64_t n_pos = first_pos + n_tokens + 3;
+    const size_t row_bytes = static_cast<size_t>(n_embd_kv) * 2;
+    auto src = k::test::random_floats(n_tokens * n_embd_kv, 21, 30.0f);
+    src[0] = 65519.0f;   // rounds to the largest half
+    if (src.size() > 1) src[1] = 1e-7f;   // a subnormal half
+    std::vector<uint8_t> want(row_bytes * static_cast<size_t>(n_pos), 0xCD);
+    for (int64_t t = 0; t < n_tokens; ++t)
+        k::quantize_row(tensor_type::f16, src.data() + t * n_embd_kv, want.data() + (first_pos + t) * row_bytes, n_embd_kv);
+    for (auto & td : kv::test::test_devices()) {
+        INFO("tokens " << n_tokens << " n_embd_kv " << n_embd_kv << " " << td.label);
+        auto sb = kv::test::upload(*td.dev, src);
+        auto cache = kv::test::upload(*td.dev, std::vector<uint8_t>(want.size(), 0xCD));
+        auto s = kv::test::new_stream(*td.dev);
+        kv::kv_append_f16(s, sb, cache, first_pos, n_tokens, n_embd_kv);
+        kv::test::run(s);
+        CHECK(kv::test::download<uint8_t>(cache, want.size()) == want);
+        kv::test::require_validation_silent(td);
+    }
+}
+
+namespace {
+
+struct attention_case {
+    int64_t n_tokens, n_past, n_head, n_head_kv, head_dim;
+    int32_t window;   // 0: none
+};
+
+}  // namespace
+
+TEST_CASE("vulkan attention over an f16 cache matches the CPU", "[kernels][vulkan]") {
+    if (!kv::test::have_device()) return;
+    const attention_case c = GENERATE(attention_case{1, 40, 4, 2, 64, 0}, attention_case{7, 0, 4, 2, 64, 0},
+                                      attention_case{7, 33, 4, 4, 64, 0}, attention_case{7, 33, 6, 2, 48, 0},
+                                      attention_case{7, 100, 4, 2, 64, 16}, attention_case{1, 300, 2, 1, 48, 0},
+                                      attention_case{512, 0, 2, 1, 64, 0});
+    const int64_t n_ctx = c.n_past + c.n_tokens;
+    const int64_t n_embd_kv = c.n_head_kv * c.head_dim;
+    const size_t row_bytes = static_cast<size_t>(n_embd_kv) * 2;
+    const auto kf = k::test::random_floats(n_ctx * n_embd_kv, 31);
+    const auto vf = k::test::random_floats(n_ctx * n_embd_kv, 32);
+    const auto q = k::test::random_floats(c.n_tokens * c.n_head * c.head_dim, 33);
+    std::vector<uint8_t> kc(row_bytes * static_cast<size_t>(n_ctx)), vc(kc.size());
+    for (int64_t p = 0; p < n_ctx; ++p) {
+        k::quantize_row(tensor_type::f16, kf.data() + p * n_embd_kv, kc.data() + p * row_bytes, n_embd_kv);
+        k::quantize_row(tensor_type::f16, vf.data() + p * n_embd_kv, vc.data() + p * row_bytes, n_embd_kv);
+    }
+    std::vector<int32_t> n_kv(static_cast<size_t>(c.n_tokens)), kv_start(n_kv.size(), 0);
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+        n_kv[t] = static_cast<int32_t>(c.n_past + t + 1);
+        if (c.window) kv_start[t] = std::max(0, n_kv[t] - c.window);
+    }
+    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    std::vector<float> want(q.size());
+    k::thread_pool pool(1);
+    k::attention(q.data(), c.n_tokens, n_kv.data(), {tensor_type::f16, kc.data(), vc.data(), row_bytes}, c.n_head,
+                 c.n_head_kv, c.head_dim, scale, want.data(), pool, c.window ? kv_start.data() : nullptr);
+    for (auto & td : kv::test::test_devices()) {
+        INFO("tokens " << c.n_tokens << " past " << c.n_past << " heads " << c.n_head << "/" << c.n_head_kv
+                       << " head_dim " << c.head_dim << " window " << c.window << " " << td.label);
+        // The cache is written on the device from the f32 rows, as a layer would write it.
+        auto kfb = kv::test::upload(*td.dev, kf);
+        auto vfb = kv::test::upload(*td.dev, vf);
+        auto kb = kv::test::zeros(*td.dev, kc.size());
+        auto vb = kv::test::zeros(*td.dev, vc.size());
+        auto qb = kv::test::upload(*td.dev, q);
+        auto nb = kv::test::upload(*td.dev, n_kv);
+        auto sb = kv::test::upload(*td.dev, kv_start);
+        auto scores = kv::test::zeros(*td.dev, static_cast<size_t>(c.n_tokens * c.n_head * n_ctx) * sizeof(float));
+        auto out = kv::test::zeros(*td.dev, q.size() * sizeof(float));
+        auto s = kv::test::new_stream(*td.dev);
+        kv::kv_append_f16(s, kfb, kb, 0, n_ctx, n_embd_kv);
+        kv::kv_append_f16(s, vfb, vb, 0, n_ctx, n_embd_kv);
+        kv::attention_f16(s, qb, kb, vb, nb, sb, scores, out,
+                          {c.n_tokens, c.n_head, c.n_head_kv, c.head_dim, n_ctx, scale});
+        kv::test::run(s);
+        REQUIRE(kv::test::download<uint8_t>(kb, kc.size()) == kc);
+        const auto got = kv::test::download<float>(out, q.size());
+        // head_dim % 64 == 0: the CPU computes as llama.cpp does, its queries and softmax weights
+        // rounded to f16 (relative 2^-11 each); otherwise all f32, as on the device.
+        const double tol = c.head_dim % 64 == 0 ? 2e-3 : 2e-5;
+        double worst = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            const double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+            worst = std::max(worst, e);
+            if (!(e <= tol)) FAIL_CHECK("element " << i << ": " << got[i] << " vs " << want[i]);
+        }
+        kv::test::report("attention_f16 head_dim " + std::to_string(c.head_dim) + " (absolute, values ~1)", td, worst,
+                         c.head_dim % 64 == 0 ? "2e-3" : "2e-5");
+        kv::test::require_validation_silent(td);
+    }
+}

@@ -1,0 +1,98 @@
+// The devices the Vulkan tests run on: every operation runs twice where the device has subgroup
+// arithmetic (the subgroup shaders and the shared-memory ones), once otherwise, always with the
+// validation layer on. Without a Vulkan device the tests say so and pass nothing.
+#pragma once
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "kernels/fp16.h"
+#include "kernels/vulkan/buffer.h"
+#include "kernels/vulkan/device.h"
+#include "kernels/vulkan/stream.h"
+
+namespace hearth::kernels::vulkan::test {
+
+struct test_device {
+    std::string label;   // "subgroup" or "plain"
+    std::unique_ptr<device> dev;
+};
+
+// Created once per process; empty (with the reason in why) where there is no device.
+inline std::vector<test_device> & test_devices(std::string * why = nullptr) {
+    static std::string reason;
+    static std::vector<test_device> devs = [] {
+        std::vector<test_device> out;
+        for (const bool subgroup : {true, false}) {
+            auto d = device::create({.validation = true, .allow_subgroup = subgroup});
+            if (!d) {
+                reason = d.message();
+                break;
+            }
+            const bool uses = (*d)->uses_subgroup();
+            if (!subgroup || uses) out.push_back({uses ? "subgroup" : "plain", std::move(*d)});
+        }
+        return out;
+    }();
+    if (why) *why = reason;
+    return devs;
+}
+
+// True where the tests can run; otherwise a warning says why.
+inline bool have_device() {
+    std::string why;
+    if (!test_devices(&why).empty()) return true;
+    WARN("no Vulkan device, the Vulkan tests did not run: " << why);
+    return false;
+}
+
+template <class T>
+buffer upload(const device & d, const std::vector<T> & v) {
+    auto b = buffer::create(d, std::max<size_t>(v.size() * sizeof(T), 4));
+    INFO((b ? std::string() : b.message()));
+    REQUIRE(b.has_value());
+    if (!v.empty()) REQUIRE(b->upload(v.data(), v.size() * sizeof(T)).has_value());
+    return std::move(*b);
+}
+
+inline buffer zeros(const device & d, size_t bytes) {
+    std::vector<uint8_t> z(bytes, 0);
+    return upload(d, z);
+}
+
+template <class T>
+std::vector<T> download(const buffer & b, size_t n) {
+    std::vector<T> v(n);
+    REQUIRE(b.download(v.data(), n * sizeof(T)).has_value());
+    return v;
+}
+
+inline stream new_stream(const device & d) {
+    auto s = stream::create(d);
+    REQUIRE(s.has_value());
+    return std::move(*s);
+}
+
+inline void run(stream & s) {
+    const status st = s.finish();
+    INFO((st ? std::string() : st.message()));
+    REQUIRE(st.has_value());
+}
+
+inline void require_validation_silent(const test_device & td) {
+    INFO("last validation message: " << td.dev->last_validation_message());
+    REQUIRE(td.dev->validation_messages() == 0);
+}
+
+// The largest difference measured per operation, printed for docs/gpu.md (run the test binary
+// to see them): "vulkan max diff <op> <variant>: <diff> (tolerance <tol>)".
+inline void report(const std::string & op, const test_device & td, double max_diff, const std::string & tol) {
+    std::printf("vulkan max diff %s %s: %.3g (tolerance %s)\n", op.c_str(), td.label.c_str(), max_diff, tol.c_str());
+}
+
+}  // namespace hearth::kernels::vulkan::test
