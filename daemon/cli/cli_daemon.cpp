@@ -26,8 +26,9 @@ namespace {
 
 struct daemon_flags {
     std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config, chat_template,
-        slot_dir;
-    std::optional<int32_t> tcp, threads;
+        slot_dir, http_token_file;
+    std::optional<int32_t> tcp, http, threads;
+    bool http_no_token = false;
     bool stdio = false;
     bool listen_any = false;
 };
@@ -42,6 +43,9 @@ int run_daemon_command(const daemon_flags & f) {
     if (f.runtime_dir) cfg.runtime_dir = *f.runtime_dir;
     if (f.socket) cfg.socket_path = *f.socket;
     if (f.tcp) cfg.tcp_port = *f.tcp;
+    if (f.http) cfg.http_port = *f.http;
+    if (f.http_token_file) cfg.http_token_file = *f.http_token_file;
+    if (f.http_no_token) cfg.http_no_token = true;
     if (f.threads) cfg.threads = *f.threads;
     if (f.log_level) cfg.log_level = *f.log_level;
     if (f.log_file) cfg.log_file = *f.log_file;
@@ -126,6 +130,10 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     cmd->add_option("--runtime-dir", f->runtime_dir, "Private directory for the socket, token and locks");
     cmd->add_option("--tcp", f->tcp, "Also listen on this loopback TCP port (0: any free port); needs the token")
         ->check(CLI::Range(0, 65535));
+    cmd->add_option("--http", f->http, "Serve the HTTP API (llama-server's and OpenAI's, docs/http.md) on this loopback port (0: any free port)")
+        ->check(CLI::Range(0, 65535));
+    cmd->add_option("--http-token-file", f->http_token_file, "Bearer token the HTTP API requires (default: the TCP token file)");
+    cmd->add_flag("--http-no-token", f->http_no_token, "Serve the HTTP API without a bearer token (any local process may use it)");
     cmd->add_flag("--listen-any", f->listen_any, "Listen for TCP on all interfaces instead of loopback only");
     cmd->add_flag("--stdio", f->stdio, "Serve one client on stdin/stdout and exit when it leaves");
     cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error, critical, off");
