@@ -21,6 +21,7 @@ struct http_api::fim_call {
     bool stream = false;
     std::vector<std::string> stop_words;   // OpenAI `stop`
     std::string id;                        // OpenAI response id
+    bool warm_up = false;                  // n_predict 0: fill the slot, answer no text
 };
 
 namespace {
@@ -134,7 +135,11 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     }
     const int64_t default_n = openai ? 16 : cs.max_tokens;
     take(http_fields::integer(o, openai ? "max_tokens" : "n_predict", default_n, -1, 4096), n_predict);
-    if (n_predict <= 0) n_predict = openai || c.what == fim_call::kind::completion ? 4096 : cs.max_tokens;   // -1: unlimited
+    // -1: as many as the budgets allow; 0 (llama.vim's cache warm-up): the prompt is evaluated
+    // into the slot and one token generated, its text not returned.
+    const bool warm_up = n_predict == 0;
+    if (n_predict < 0) n_predict = openai || c.what == fim_call::kind::completion ? 4096 : cs.max_tokens;
+    if (warm_up) n_predict = 1;
     take(http_fields::integer(o, "id_slot", -1, -1, 1 << 20), id_slot);
     take(http_fields::integer(o, "t_max_predict_ms", -1, -1, 600000), t_predict);
     take(http_fields::integer(o, "t_max_prompt_ms", -1, -1, 600000), t_prompt);
@@ -172,6 +177,7 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
         c.req.time_cap = std::max(c.req.time_cap, c.req.time_budget);
     }
     if (t_prompt > 0) c.req.prompt_budget = std::chrono::milliseconds(t_prompt);
+    c.warm_up = warm_up;
     c.id = "cmpl-" + std::to_string(next_id_++);
     {
         std::lock_guard lock(slots_mu_);
@@ -180,7 +186,7 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     }
 
     // Typed ahead: the memory may answer /infill at once, as it answers the LSP's requests.
-    if (c.what == fim_call::kind::infill)
+    if (c.what == fim_call::kind::infill && !warm_up)
         if (auto hit = pipeline_->recall(c.ask)) {
             sched_->cancel_key(c.ask.key);
             completion_answer a = std::move(*hit);
@@ -217,7 +223,7 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
         slot_for(c.ask.uri).is_processing = true;
     }
     ++processing_;
-    auto r = pipeline_->run(c.ask, c.req, stop, /*remember=*/c.what == fim_call::kind::infill);
+    auto r = pipeline_->run(c.ask, c.req, stop, /*remember=*/c.what == fim_call::kind::infill && !c.warm_up);
     --processing_;
     if (!r) {
         slot_done(c.ask.uri, nullptr);
@@ -227,7 +233,7 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
     slot_done(c.ask.uri, &r->timings);
     if (stop.stop_requested())
         return out->respond(error_response(409, "superseded by a newer request for the same file"));
-    std::string text = r->items.empty() ? std::string() : r->items.front();
+    std::string text = r->items.empty() || c.warm_up ? std::string() : r->items.front();
     const auto & t = r->timings;
     const stop_reason why = r->timings.n_generated >= c.req.n_predict ? stop_reason::max_tokens : stop_reason::end_of_generation;
     const bool by_word = cut_at_stop_word(text, c.stop_words);

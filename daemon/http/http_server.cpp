@@ -77,7 +77,11 @@ private:
 
     void on_read(beast::error_code ec) {
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted) return close();
-        if (ec == beast::error::timeout) return refuse(408, "the request did not arrive in time");
+        if (ec == beast::error::timeout) {   // the stream has closed the socket: nothing more can be said
+            spdlog::info("http connection {}: closed: no request within {} ms", id_,
+                         (authenticated_ ? server_.opts_.request_timeout : server_.opts_.auth_timeout).count());
+            return close();
+        }
         if (ec) {
             const auto [status, why] = parse_error_status(ec);
             return refuse(status, why);
