@@ -192,7 +192,12 @@ http_response http_api::detokenize(const json::object & o) const {
 
 http_api::slot_entry & http_api::slot_for(const std::string & key) {
     auto it = slots_.find(key);
-    if (it == slots_.end()) it = slots_.emplace(key, slot_entry{static_cast<int>(slots_.size()), key}).first;
+    if (it == slots_.end()) {
+        slot_entry e;
+        e.id = static_cast<int>(slots_.size());
+        e.key = key;
+        it = slots_.emplace(key, std::move(e)).first;
+    }
     return it->second;
 }
 

@@ -189,6 +189,27 @@ class http_api_test(unittest.TestCase):
         self.assertIn("timings", events[-1])
         self.assertTrue("".join(e["content"] for e in events).strip())
 
+    def test_newer_infill_for_the_same_file_wins(self):
+        # Two keystrokes' requests for one file: the older one is answered 409 (superseded),
+        # the newer one completes; another file's request is untouched.
+        import threading
+        results = {}
+
+        def send(name, body):
+            try:
+                results[name] = post(self.d, "/infill", body)[0]
+            except urllib.error.HTTPError as e:
+                results[name] = e.code
+
+        long_body = dict(VSCODE_BODY, filename="race.py", n_predict=200, t_max_predict_ms=20000,
+                         input_suffix="", prompt="    # a long comment about circles: ")
+        first = threading.Thread(target=send, args=("old", long_body))
+        first.start()
+        time.sleep(0.5)
+        send("new", dict(long_body, prompt=long_body["prompt"] + "t", n_predict=4))
+        first.join()
+        self.assertEqual(results, {"old": 409, "new": 200})
+
     def test_infill_bad_field(self):
         with self.assertRaises(urllib.error.HTTPError) as e:
             post(self.d, "/infill", dict(VSCODE_BODY, n_predict="many"))
