@@ -47,6 +47,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         std::string model, cache_type = inference::k_default_cache_type;
         int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = completion_settings{}.chunk_reuse_min,
                 slots = completion_settings{}.slots_per_document;
+        uint32_t prompt_budget_ms = completion_settings{}.prompt_budget_ms;
         bool no_typed_ahead = false, no_prefetch = false, verbose = false, json = false;
     };
     auto * f = new flags;
@@ -60,6 +61,9 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         ->capture_default_str();
     cmd->add_option("--slots-per-document", f->slots, "KV slots a document may hold (as the daemon's setting)")
         ->capture_default_str()->check(CLI::Range(1, 16));
+    cmd->add_option("--prompt-budget-ms", f->prompt_budget_ms,
+                    "the daemon's prompt budget: a window that would take longer is shortened (0: never; the replays then "
+                    "compare the same windows)")->capture_default_str();
     cmd->add_flag("--no-typed-ahead", f->no_typed_ahead, "do not answer from the suggestion memory");
     cmd->add_flag("--no-prefetch", f->no_prefetch, "do not compute the completion after an accept in advance");
     cmd->add_flag("-v,--verbose", f->verbose, "print every completion");
@@ -84,6 +88,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         full.settings.slots_per_document = f->slots;
         full.settings.typed_ahead = !f->no_typed_ahead;
         full.settings.prefetch = !f->no_prefetch;
+        full.settings.prompt_budget_ms = f->prompt_budget_ms;
         replay_options prefix_only = full;
         prefix_only.settings.chunk_reuse_min = 0;
         prefix_only.settings.typed_ahead = prefix_only.settings.prefetch = false;

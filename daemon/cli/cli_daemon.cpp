@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/daemon_options.h"
 #include "daemon/settings/config.h"
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/logging.h"
@@ -25,9 +26,9 @@ namespace hearth::daemon {
 namespace {
 
 struct daemon_flags {
-    std::optional<std::string> model, socket, runtime_dir, log_level, log_file, cache_type, kv_budget, config, chat_template,
-        slot_dir, http_token_file;
-    std::optional<int32_t> tcp, http, threads;
+    daemon_options common;   // the ones `hearth lsp` forwards too
+    std::optional<int32_t> tcp, http;
+    std::optional<std::string> http_token_file;
     bool http_no_token = false;
     bool stdio = false;
     bool listen_any = false;
@@ -35,37 +36,25 @@ struct daemon_flags {
 
 int run_daemon_command(const daemon_flags & f) {
     daemon_config cfg;
-    const std::string config_file = f.config.value_or(default_config_file());   // named when no model is found
-    if (auto s = load_command_config(f.config, cfg); !s) {
+    const std::string config_file = f.common.config.value_or(default_config_file());   // named when no model is found
+    if (auto s = load_command_config(f.common.config, cfg); !s) {
         std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
         return 2;
     }
-    if (f.runtime_dir) cfg.runtime_dir = *f.runtime_dir;
-    if (f.socket) cfg.socket_path = *f.socket;
+    if (auto s = apply_daemon_options(f.common, cfg); !s) {
+        std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
+        return 2;
+    }
     if (f.tcp) cfg.tcp_port = *f.tcp;
     if (f.http) cfg.http_port = *f.http;
     if (f.http_token_file) cfg.http_token_file = *f.http_token_file;
     if (f.http_no_token) cfg.http_no_token = true;
-    if (f.threads) cfg.threads = *f.threads;
-    if (f.log_level) cfg.log_level = *f.log_level;
-    if (f.log_file) cfg.log_file = *f.log_file;
-    if (f.cache_type) cfg.cache_type = *f.cache_type;
-    if (f.chat_template) cfg.chat_template = *f.chat_template;
-    if (f.slot_dir) cfg.slot_dir = *f.slot_dir;
-    if (f.kv_budget) {
-        auto b = parse_bytes(*f.kv_budget);
-        if (!b) {
-            std::fprintf(stderr, "hearth daemon: --kv-budget: %s\n", b.message().c_str());
-            return 2;
-        }
-        cfg.kv_budget_bytes = *b;
-    }
     if (f.listen_any) cfg.listen_any = true;
     if (f.stdio) {
         cfg.stdio = true;
         // An editor that spawns `hearth daemon --stdio` wants its own server: no shared
         // socket unless one is asked for.
-        if (!f.socket) cfg.socket_path = "none";
+        if (!f.common.socket) cfg.socket_path = "none";
     }
     if (auto s = validate(cfg); !s) {
         std::fprintf(stderr, "hearth daemon: %s\n", s.message().c_str());
@@ -77,7 +66,7 @@ int run_daemon_command(const daemon_flags & f) {
         return 2;
     }
     // The same lookup as every command; an editor's `hearth lsp` names no model.
-    auto model_path = resolve_model_path(f.model.value_or(""), cfg.model_path, config_file);
+    auto model_path = resolve_model_path(f.common.model.value_or(""), cfg.model_path, config_file);
     if (model_path) cfg.model_path = *model_path;
     std::unique_ptr<model_service> model;
     if (model_path) {
@@ -125,9 +114,7 @@ int run_daemon_command(const daemon_flags & f) {
 void add_daemon_command(CLI::App & app, cli_state & state) {
     auto * cmd = app.add_subcommand("daemon", "Run the hearth daemon in the foreground");
     auto f = std::make_shared<daemon_flags>();
-    cmd->add_option("--model", f->model, "GGUF model file");
-    cmd->add_option("--socket", f->socket, "Unix socket path ('none': no socket; default <runtime dir>/hearth.sock)");
-    cmd->add_option("--runtime-dir", f->runtime_dir, "Private directory for the socket, token and locks");
+    add_daemon_options(cmd, f->common, "");
     cmd->add_option("--tcp", f->tcp, "Also listen on this loopback TCP port (0: any free port); needs the token")
         ->check(CLI::Range(0, 65535));
     cmd->add_option("--http", f->http, "Serve the HTTP API (llama-server's and OpenAI's, docs/http.md) on this loopback port (0: any free port)")
@@ -136,14 +123,6 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     cmd->add_flag("--http-no-token", f->http_no_token, "Serve the HTTP API without a bearer token (any local process may use it)");
     cmd->add_flag("--listen-any", f->listen_any, "Listen for TCP on all interfaces instead of loopback only");
     cmd->add_flag("--stdio", f->stdio, "Serve one client on stdin/stdout and exit when it leaves");
-    cmd->add_option("--log-level", f->log_level, "trace, debug, info, warn, error, critical, off");
-    cmd->add_option("--log-file", f->log_file, "Rotating log file ('none': stderr only)");
-    cmd->add_option("--threads", f->threads, "Compute threads (0: one per physical core)")->check(CLI::Range(0, 1024));
-    cmd->add_option("--cache-type", f->cache_type, "KV cache type: f16, q8_0, q4_0");
-    cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget, e.g. 512MiB");
-    cmd->add_option("--chat-template", f->chat_template, "Chat format when the model has none: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (refused when the vocabulary lacks its tokens)");
-    cmd->add_option("--slot-dir", f->slot_dir, "Where KV slots persist across restarts ('none': nowhere; default ~/.cache/hearth/slots)");
-    cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
     cmd->callback([f, &state] { state.exit_code = run_daemon_command(*f); });
 }
 

@@ -3,11 +3,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 
 #include "daemon/cli/cli_commands.h"
 #include "daemon/engine/model_path.h"
+#include "daemon/engine/model_service.h"
+#include "daemon/pipeline/chat_pipeline.h"
+#include "daemon/settings/config.h"
 #include "inference/completion_rules.h"
 #include "inference/fim.h"
 #include "inference/generate.h"
@@ -192,38 +196,60 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
     chat->add_option("question", *question, "what to ask")->required();
     chat->add_option("--file", *file, "a file the question is about");
     chat->add_option("--lines", *lines, "with --file: the selection, as A-B (1-based, inclusive)");
-    chat->callback([&state, hf, question, file, lines] {
-        std::string user = *question;
+    auto * system = new std::string(chat_settings{}.system_prompt);
+    chat->add_option("--system", *system, "the system message (\"\": none)")->capture_default_str();
+    // The daemon's chat pipeline: the same messages hearth/chat sends for an "ask about the
+    // selection", the same engine and template.
+    chat->callback([&state, hf, question, file, lines, system] {
+        chat_input in;
+        in.intent = chat_intent::ask;
+        in.prompt = *question;
         if (!file->empty()) {
             auto text = read_file(*file);
             if (!text) { std::fprintf(stderr, "hearth chat: %s\n", text.message().c_str()); state.exit_code = 1; return; }
-            std::string selection = *text;
-            if (!lines->empty()) {
-                int64_t a = 0, b = 0;
-                if (std::sscanf(lines->c_str(), "%ld-%ld", &a, &b) != 2 || a < 1 || b < a) {
-                    std::fprintf(stderr, "hearth chat: --lines '%s' is not A-B with 1 <= A <= B\n", lines->c_str());
-                    state.exit_code = 2;
-                    return;
-                }
-                std::istringstream ss(*text);
-                std::string line;
-                selection.clear();
-                for (int64_t n = 1; std::getline(ss, line) && n <= b; ++n)
-                    if (n >= a) selection += line + "\n";
+            int64_t a = 1, b = std::numeric_limits<int32_t>::max();
+            if (!lines->empty() && (std::sscanf(lines->c_str(), "%ld-%ld", &a, &b) != 2 || a < 1 || b < a)) {
+                std::fprintf(stderr, "hearth chat: --lines '%s' is not A-B with 1 <= A <= B\n", lines->c_str());
+                state.exit_code = 2;
+                return;
             }
-            user = "In the file " + *file + ":\n```\n" + selection + "```\n\n" + *question;
+            chat_settings defaults;
+            in = selection_of_lines(*text, a - 1, b - 1, lines->empty() ? 0 : defaults.context_lines);
+            in.intent = chat_intent::ask;
+            in.prompt = *question;
+            in.uri = *file;
         }
-        auto lm = load(*hf);
-        if (!lm) { std::fprintf(stderr, "hearth: %s\n", lm.message().c_str()); state.exit_code = 1; return; }
-        if (!(*lm)->chat()) { std::fprintf(stderr, "hearth chat: %s\n", (*lm)->chat().message().c_str()); state.exit_code = 1; return; }
-        auto text = inference::render_chat(*(*lm)->chat(), {{"user", user}});
-        if (!text) { std::fprintf(stderr, "hearth chat: %s\n", text.message().c_str()); state.exit_code = 1; return; }
-        const auto prompt = (*lm)->vocab().tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
-        inference::generation_params params;
-        params.n_predict = hf->n_predict;
-        params.sampling.temperature = hf->temperature;
-        params.sampling.seed = hf->seed;
-        state.exit_code = run_generation(**lm, prompt, params, hf->verbose);
+        auto path = resolve_model_path(hf->model);
+        if (!path) { std::fprintf(stderr, "hearth: %s\n", path.message().c_str()); state.exit_code = 1; return; }
+        engine_options eo;
+        eo.model_path = *path;
+        eo.n_threads = hf->threads;
+        eo.cache_type = hf->cache_type;
+        eo.n_ctx = hf->ctx;
+        eo.chat_template = hf->chat_template;
+        auto engine = make_engine_model_service(eo);
+        if (!engine) { std::fprintf(stderr, "hearth: %s\n", engine.message().c_str()); state.exit_code = 1; return; }
+        chat_settings settings;
+        settings.max_tokens = hf->n_predict;
+        settings.system_prompt = *system;
+        chat_pipeline pipeline(engine->get(), settings);
+        chat_request req = pipeline.request_for(in);
+        req.temperature = hf->temperature;
+        req.seed = hf->seed;
+        auto answer = pipeline.run(req, {}, [](std::string_view piece) {
+            std::fwrite(piece.data(), 1, piece.size(), stdout);
+            std::fflush(stdout);
+        });
+        if (!answer) { std::fprintf(stderr, "\nhearth chat: %s\n", answer.message().c_str()); state.exit_code = 1; return; }
+        std::fputc('\n', stdout);
+        if (hf->verbose) {
+            const auto & t = answer->timings;
+            std::fprintf(stderr, "\nprompt: %d tokens (%d evaluated) in %.1f ms\ngenerated: %d tokens in %.1f ms, %.1f t/s (stopped: %s)\n",
+                         t.n_prompt_tokens, t.n_prompt_tokens - t.n_cached_tokens, t.t_prompt_ms, t.n_generated, t.t_generate_ms,
+                         t.t_generate_ms > 0 ? t.n_generated * 1000.0 / t.t_generate_ms : 0.0,
+                         std::string(stop_reason_name(answer->stop)).c_str());
+        }
+        state.exit_code = 0;
     });
 }
 

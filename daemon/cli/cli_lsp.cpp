@@ -33,6 +33,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/daemon_options.h"
 #include "daemon/settings/config.h"
 #include "daemon/server/logging.h"
 #include "daemon/settings/runtime_dir.h"
@@ -44,10 +45,9 @@ namespace hearth::daemon {
 namespace {
 
 struct lsp_flags {
-    std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level;
-    // Passed to a daemon this command starts (an already running one keeps its settings).
-    std::optional<std::string> cache_type, kv_budget, chat_template, slot_dir;
-    std::optional<int> threads;
+    // The shim's own socket, runtime dir, config and log level, and all of them passed to a
+    // daemon this command starts (an already running one keeps its settings).
+    daemon_options daemon;
     int start_timeout_ms = 30000;
     bool no_start = false;
 };
@@ -57,17 +57,10 @@ struct lsp_flags {
 status start_daemon(const lsp_flags & f, const std::string & socket, int timeout_ms) {
     int ready[2];
     if (::pipe2(ready, O_CLOEXEC) != 0) return fail("pipe: ", std::strerror(errno));
-    std::vector<std::string> args = {"hearth", "daemon", "--socket", socket};
-    if (f.model) args.insert(args.end(), {"--model", *f.model});
-    if (f.runtime_dir) args.insert(args.end(), {"--runtime-dir", *f.runtime_dir});
-    if (f.config) args.insert(args.end(), {"--config", *f.config});
-    if (f.log_file) args.insert(args.end(), {"--log-file", *f.log_file});
-    if (f.log_level) args.insert(args.end(), {"--log-level", *f.log_level});
-    if (f.threads) args.insert(args.end(), {"--threads", std::to_string(*f.threads)});
-    if (f.cache_type) args.insert(args.end(), {"--cache-type", *f.cache_type});
-    if (f.kv_budget) args.insert(args.end(), {"--kv-budget", *f.kv_budget});
-    if (f.chat_template) args.insert(args.end(), {"--chat-template", *f.chat_template});
-    if (f.slot_dir) args.insert(args.end(), {"--slot-dir", *f.slot_dir});
+    daemon_options forwarded = f.daemon;
+    forwarded.socket = socket;   // the one this command connects to, resolved
+    std::vector<std::string> args = {"hearth", "daemon"};
+    for (auto & a : daemon_arguments(forwarded)) args.push_back(std::move(a));
     const pid_t child = ::fork();
     if (child < 0) return fail("fork: ", std::strerror(errno));
     if (child == 0) {
@@ -134,14 +127,14 @@ private:
 int run_lsp_command(const lsp_flags & f) {
     std::signal(SIGPIPE, SIG_IGN);   // a vanished daemon or editor is an EPIPE, handled below
     daemon_config cfg;
-    if (auto s = load_command_config(f.config, cfg); !s) {
+    if (auto s = load_command_config(f.daemon.config, cfg); !s) {
         std::fprintf(stderr, "hearth lsp: %s\n", s.message().c_str());
         return 2;
     }
     // stdout is the editor's protocol stream: logs go to stderr (editors show it) only.
-    (void)setup_logging(f.log_level.value_or("warn"), "", true);
-    const std::string runtime = f.runtime_dir.value_or(cfg.runtime_dir.empty() ? default_runtime_dir() : cfg.runtime_dir);
-    const std::string socket = daemon_socket_path(f.socket, f.runtime_dir, cfg.socket_path, cfg.runtime_dir);
+    (void)setup_logging(f.daemon.log_level.value_or("warn"), "", true);
+    const std::string runtime = f.daemon.runtime_dir.value_or(cfg.runtime_dir.empty() ? default_runtime_dir() : cfg.runtime_dir);
+    const std::string socket = daemon_socket_path(f.daemon.socket, f.daemon.runtime_dir, cfg.socket_path, cfg.runtime_dir);
 
     int fd = connect_unix(socket);
     if (fd < 0) {
@@ -215,18 +208,8 @@ int run_lsp_command(const lsp_flags & f) {
 void add_lsp_command(CLI::App & app, cli_state & state) {
     auto * cmd = app.add_subcommand("lsp", "Language server on stdio for editors: relays to the daemon, starting it if needed");
     auto f = std::make_shared<lsp_flags>();
-    cmd->add_option("--model", f->model, "GGUF model for a daemon this command starts");
-    cmd->add_option("--socket", f->socket, "The daemon's Unix socket");
-    cmd->add_option("--runtime-dir", f->runtime_dir, "Private directory for the socket, token and locks");
-    cmd->add_option("--config", f->config, "Config file (default ~/.config/hearth/config.toml)");
-    cmd->add_option("--log-file", f->log_file, "Log file of a daemon this command starts");
-    cmd->add_option("--log-level", f->log_level, "Log level (the shim's and a started daemon's)");
-    cmd->add_option("--threads", f->threads, "Compute threads of a daemon this command starts (0: one per physical core)")
-        ->check(CLI::Range(0, 1024));
-    cmd->add_option("--cache-type", f->cache_type, "KV cache type of a daemon this command starts: f16, q8_0, q4_0");
-    cmd->add_option("--kv-budget", f->kv_budget, "KV cache memory budget of a daemon this command starts, e.g. 512MiB");
-    cmd->add_option("--chat-template", f->chat_template, "Chat format of a daemon this command starts, when the model has none");
-    cmd->add_option("--slot-dir", f->slot_dir, "Where a daemon this command starts persists KV slots ('none': nowhere)");
+    // The shim uses --socket, --runtime-dir, --config and --log-level itself too.
+    add_daemon_options(cmd, f->daemon, "Daemon (passed to a daemon this command starts)");
     cmd->add_option("--start-timeout-ms", f->start_timeout_ms, "How long to wait for a started daemon")->check(CLI::Range(100, 600000));
     cmd->add_flag("--no-start", f->no_start, "Only connect; fail if no daemon runs");
     // Many LSP clients append --stdio to the server's command line; stdio is all this speaks.

@@ -3,11 +3,15 @@
 #include <exception>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/server/logging.h"
 
 int main(int argc, char ** argv) {
     CLI::App app{"hearth: a local coding assistant (inline completion and chat over LSP)", "hearth"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "hearth " HEARTH_VERSION);
+    // A command's stdout is its answer: the engine's log lines go to stderr, warnings only
+    // (`hearth daemon` and `hearth lsp` set up their own logging).
+    (void)hearth::daemon::setup_logging("warn", "", true);
     hearth::daemon::cli_state state;
     hearth::daemon::add_version_command(app, state);
     hearth::daemon::add_daemon_command(app, state);

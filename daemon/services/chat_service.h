@@ -1,6 +1,7 @@
 // chat_service: hearth/chat and the hearth.explain / hearth.fix / hearth.ask commands.
-// On the connection's strand it copies the selection (and a few lines around it) and builds
-// the instruct messages; on the compute worker the job calls model_service::chat and
+// On the connection's strand it copies the selection (and a few lines around it) and asks the
+// chat pipeline (daemon/pipeline/chat_pipeline.h) for the request; on the compute worker the
+// job runs the pipeline and
 // streams each piece as $/progress (lsp::chat_stream: partialResultToken or workDoneToken);
 // the reply carries the whole text. Chat runs below inline completion in priority, and is
 // stopped at its next token by $/cancelRequest or by the connection going away.
@@ -13,23 +14,11 @@
 
 #include "daemon/settings/config.h"
 #include "daemon/engine/model_service.h"
+#include "daemon/pipeline/chat_pipeline.h"
 #include "daemon/services/scheduler.h"
 #include "lsp/server.h"
 
 namespace hearth::daemon {
-
-struct chat_input {
-    lsp::chat_intent intent = lsp::chat_intent::chat;
-    std::string uri;
-    std::string language_id;
-    std::string selection;     // the selected text (may be empty)
-    std::string before;        // lines before the selection
-    std::string after;         // lines after the selection
-    std::string prompt;        // the user's question (may be empty for explain / fix)
-};
-
-// The system and user messages for one request; the engine applies the chat template.
-std::vector<chat_message> build_chat_messages(const chat_input & in);
 
 class chat_service {
 public:
@@ -42,8 +31,8 @@ public:
 
 private:
     std::shared_ptr<scheduler> sched_;
-    model_service * model_;
-    chat_settings settings_;
+    bool has_model_;
+    chat_pipeline pipeline_;
     std::atomic<uint64_t> served_{0};
 };
 

@@ -56,6 +56,9 @@ struct chat_settings {
     int32_t max_tokens = 512;
     uint32_t time_budget_ms = 120000;
     int32_t context_lines = 40;      // lines around the selection sent with it
+    // The system message of every chat ("": none).
+    std::string system_prompt = "You are hearth, a coding assistant inside the user's editor. Answer precisely and briefly; "
+                                "put code in fenced blocks.";
 };
 
 struct daemon_config {
