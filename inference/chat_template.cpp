@@ -116,6 +116,13 @@ result<chat_choice> choose_chat_format(std::string_view requested, std::string_v
 
 namespace {
 
+// Jinja's trim: leading and trailing whitespace.
+std::string trimmed(std::string_view s) {
+    const size_t b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string_view::npos) return {};
+    return std::string(s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1));
+}
+
 status check_role(const chat_turn & turn) {
     if (turn.role == "system" || turn.role == "user" || turn.role == "assistant") return {};
     return fail("chat: role '", turn.role, "' is not one of system, user, assistant");
@@ -156,16 +163,19 @@ result<std::string> render_chat(chat_format f, const std::vector<chat_turn> & tu
             out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
             break;
         case chat_format::llama2: {
+            // Llama 2 chat and CodeLlama-Instruct: the system message opens the first [INST], and
+            // each turn's text is trimmed (the templates' `content | trim`, applied to the system
+            // block and the user text together).
             std::string system;
             bool first_user = true;
             out += "<s>";
             for (const auto & turn : turns) {
                 if (turn.role == "system") { system = "<<SYS>>\n" + turn.content + "\n<</SYS>>\n\n"; continue; }
                 if (turn.role == "user") {
-                    out += "[INST] " + (first_user ? system : std::string()) + turn.content + " [/INST]";
+                    out += "[INST] " + trimmed((first_user ? system : std::string()) + turn.content) + " [/INST]";
                     first_user = false;
                 } else {
-                    out += " " + turn.content + " </s><s>";
+                    out += " " + trimmed(turn.content) + " </s><s>";
                 }
             }
             break;

@@ -1,5 +1,7 @@
 #include "inference/fim.h"
 
+#include "inference/fim_format.h"
+
 namespace hearth::inference {
 namespace {
 
@@ -19,28 +21,31 @@ result<std::vector<token_id>> build_fim_prompt(const tokenizer::vocab & v, const
     if (!has_fim(v))
         return fail("the model has no fill-in-the-middle tokens (prefix ", v.fim_pre(), ", suffix ", v.fim_suf(),
                     ", middle ", v.fim_mid(), "): it cannot complete code at a cursor");
+    const fim_format f = detect_fim_format(v);
     std::vector<token_id> out;
     auto append_text = [&](const std::string & text) { append_document_text(v, text, out); };
     if (v.add_bos() && v.bos() != k_no_token) out.push_back(v.bos());
 
-    const bool repo_level = !in.extra.empty() && v.fim_sep() != k_no_token;
+    const bool repo_level = !in.extra.empty() && f.file_sep != k_no_token;
     if (repo_level) {
-        if (v.fim_rep() != k_no_token) {
-            out.push_back(v.fim_rep());
-            append_text((in.repo_name.empty() ? std::string("workspace") : in.repo_name) + "\n");
+        if (f.repo_name != k_no_token) {
+            out.push_back(f.repo_name);
+            append_text((in.repo_name.empty() ? std::string("workspace") : in.repo_name) +
+                        (f.newline_after_repo_name ? "\n" : ""));
         }
-        for (const auto & f : in.extra) {
-            out.push_back(v.fim_sep());
-            append_text(f.path + "\n" + f.text);
+        for (const auto & file : in.extra) {
+            out.push_back(f.file_sep);
+            append_text(file.path + "\n" + file.text);
         }
-        out.push_back(v.fim_sep());
-        append_text(in.path + "\n");
+        out.push_back(f.file_sep);
+        if (!f.path_inside_prefix) append_text(in.path + "\n");
     }
-    out.push_back(v.fim_pre());
+    out.push_back(f.prefix);
+    if (repo_level && f.path_inside_prefix) append_text(in.path + "\n");
     append_text(in.prefix);
-    out.push_back(v.fim_suf());
+    out.push_back(f.suffix);
     append_text(in.suffix);
-    out.push_back(v.fim_mid());
+    out.push_back(f.middle);
     return out;
 }
 
@@ -52,5 +57,7 @@ result<std::vector<token_id>> build_completion_prompt(const tokenizer::vocab & v
     if (out.empty()) return fail("nothing to complete: the model has no fill-in-the-middle tokens and the text before the cursor is empty");
     return out;
 }
+
+std::vector<token_id> fim_end_tokens(const tokenizer::vocab & v) { return detect_fim_format(v).end_tokens; }
 
 }  // namespace hearth::inference

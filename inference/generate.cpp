@@ -112,11 +112,15 @@ result<generation_result> generate(engine & eng, const tokenizer::vocab & vocab,
             }
         }
         const token_id tok = smp.sample(logits);
-        if (vocab.is_eog(tok)) { finish(finish_reason::end_of_generation, out.text.size()); break; }
+        if (vocab.is_eog(tok) || std::find(params.end_tokens.begin(), params.end_tokens.end(), tok) != params.end_tokens.end()) {
+            finish(finish_reason::end_of_generation, out.text.size());
+            break;
+        }
         out.sum_logprob += log_softmax_at(logits, tok);
         smp.accept(tok);
         out.tokens.push_back(tok);
-        out.text += vocab.piece(tok);
+        const bool rendered = std::find(params.rendered_tokens.begin(), params.rendered_tokens.end(), tok) != params.rendered_tokens.end();
+        out.text += vocab.piece(tok, rendered);
 
         size_t cut = std::string::npos;
         for (const auto & s : params.stop_strings) {

@@ -41,6 +41,12 @@ struct generation_params {
     std::chrono::milliseconds time_cap{0};
     sampler_params sampling;
     std::vector<std::string> stop_strings;      // cut before the first occurrence
+    // Tokens that end generation besides the vocabulary's end-of-generation set (a FIM
+    // family's own, fim_end_tokens()); like those, never part of the text.
+    std::vector<token_id> end_tokens;
+    // Control tokens whose text is written into the output all the same (a reasoning block's
+    // <think> and </think>, which reasoning_filter looks for).
+    std::vector<token_id> rendered_tokens;
     stop_rule rule;                             // optional
 };
 

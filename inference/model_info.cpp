@@ -1,6 +1,7 @@
 #include "inference/model_info.h"
 
 #include "inference/chat_template.h"
+#include "inference/fim_format.h"
 #include "inference/tokenizer/vocab.h"
 
 #include <algorithm>
@@ -224,11 +225,18 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     m.chat_template_bytes = *tmpl ? (*tmpl)->size() : 0;
     if (auto voc = tokenizer::load_vocab(f); !voc) {
         m.chat_format_reason = "the vocabulary does not load: " + voc.message();
-    } else if (auto chat = choose_chat_format("", *tmpl ? **tmpl : std::string_view(), *voc); !chat) {
-        m.chat_format_reason = chat.message();
+        m.fim_format = "none";
+        m.fim_format_reason = m.chat_format_reason;
     } else {
-        m.chat_format = std::string(chat_format_name(chat->format));
-        m.chat_format_reason = std::move(chat->reason);
+        const auto fim_fmt = detect_fim_format(*voc);
+        m.fim_format = std::string(fim_family_name(fim_fmt.family));
+        m.fim_format_reason = fim_fmt.reason;
+        if (auto chat = choose_chat_format("", *tmpl ? **tmpl : std::string_view(), *voc); !chat) {
+            m.chat_format_reason = chat.message();
+        } else {
+            m.chat_format = std::string(chat_format_name(chat->format));
+            m.chat_format_reason = std::move(chat->reason);
+        }
     }
 
     result<void> err;

@@ -97,6 +97,8 @@ struct model_info {
     std::string tokenizer_model;    // tokenizer.ggml.model
     std::string tokenizer_pre;      // tokenizer.ggml.pre
     fim_tokens fim;
+    std::string fim_format;         // the FIM family completions use ("none": a plain continuation of the prefix)
+    std::string fim_format_reason;  // why: the GGUF keys or token texts and whose tokens they are
     bool has_chat_template = false;
     uint64_t chat_template_bytes = 0;
     std::string chat_format;        // what `hearth chat` uses ("" when none fits)

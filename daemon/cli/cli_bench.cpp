@@ -162,18 +162,32 @@ std::vector<inference::token_id> random_tokens(int n, int32_t n_vocab, uint64_t 
     return t;
 }
 
-double run_pp(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed) {
-    const auto toks = random_tokens(n, eng.mdl().hp().n_vocab, seed);
-    inference::sequence seq(eng.make_cache(ct, n + 1));
+// A sequence with `depth` random tokens already evaluated (untimed), as llama-bench's -d: the
+// test then measures what attention over a long context costs.
+inference::sequence at_depth(inference::engine & eng, kernels::tensor_type ct, int depth, int room, uint64_t seed,
+                             std::vector<inference::token_id> & prefix) {
+    inference::sequence seq(eng.make_cache(ct, depth + room));
+    prefix = random_tokens(depth, eng.mdl().hp().n_vocab, seed ^ 0xdeadbeefull);
+    std::vector<float> logits;
+    if (depth > 0) (void)inference::prefill(eng, seq, prefix, logits, /*reuse=*/false);
+    return seq;
+}
+
+double run_pp(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed, int depth) {
+    std::vector<inference::token_id> toks;
+    inference::sequence seq = at_depth(eng, ct, depth, n + 1, seed, toks);
+    const auto more = random_tokens(n, eng.mdl().hp().n_vocab, seed);
+    toks.insert(toks.end(), more.begin(), more.end());
     std::vector<float> logits;
     const auto t0 = clock_type::now();
-    (void)inference::prefill(eng, seq, toks, logits, /*reuse=*/false);
+    (void)inference::prefill(eng, seq, toks, logits, /*reuse=*/true);   // keeps the depth, evaluates the n
     return n / std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-double run_tg(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed) {
+double run_tg(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed, int depth) {
+    std::vector<inference::token_id> prefix;
+    inference::sequence seq = at_depth(eng, ct, depth, n + 2, seed, prefix);
     const auto toks = random_tokens(n + 1, eng.mdl().hp().n_vocab, seed);
-    inference::sequence seq(eng.make_cache(ct, n + 2));
     std::vector<float> logits;
     (void)inference::decode_one(eng, seq, toks[0], logits);
     const auto t0 = clock_type::now();
@@ -186,7 +200,7 @@ double run_tg(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t 
 void add_bench_commands(CLI::App & app, cli_state & state) {
     auto * bench = app.add_subcommand("bench", "Measure prompt processing and generation speed (tokens/s)");
     struct flags {
-        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16";
+        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16", depths = "0";
         int reps = 3;
         bool json = false, busy = false;
     };
@@ -196,6 +210,8 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_option("-p,--n-prompt", f->pp, "prompt sizes for pp, comma-separated (empty: none)")->capture_default_str();
     bench->add_option("-n,--n-gen", f->tg, "generation lengths for tg, comma-separated (empty: none)")->capture_default_str();
     bench->add_option("--cache-type", f->cache_types, "KV cache types, comma-separated")->capture_default_str();
+    bench->add_option("-d,--depth", f->depths, "context depths, comma-separated: each test runs after this many tokens "
+                      "already in the cache (named pp512@d4096)")->capture_default_str();
     bench->add_option("-r,--repetitions", f->reps, "repetitions of each test")->capture_default_str();
     bench->add_flag("--busy", f->busy, "also measure with a same-priority busy process on another core");
     bench->add_flag("--json", f->json, "print the results as JSON");
@@ -206,13 +222,19 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
         if (bench->get_subcommands().size() > 0) return;  // `bench trace` or `bench quality` ran instead
         auto path = resolve_model_path(f->model);
         if (!path) { std::fprintf(stderr, "hearth bench: %s\n", path.message().c_str()); state.exit_code = 2; return; }
-        std::vector<int> threads, pps, tgs;
+        std::vector<int> threads, pps, tgs, depths;
         try {
             threads = parse_int_list(f->threads);
             pps = parse_int_list(f->pp);
             tgs = parse_int_list(f->tg);
+            depths = parse_int_list(f->depths);
         } catch (const std::exception &) {
-            std::fprintf(stderr, "hearth bench: -t, -p and -n take comma-separated numbers\n");
+            std::fprintf(stderr, "hearth bench: -t, -p, -n and -d take comma-separated numbers\n");
+            state.exit_code = 2;
+            return;
+        }
+        if (depths.empty() || std::any_of(depths.begin(), depths.end(), [](int d) { return d < 0; })) {
+            std::fprintf(stderr, "hearth bench: -d takes depths of 0 or more tokens\n");
             state.exit_code = 2;
             return;
         }
@@ -251,25 +273,29 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                     auto ct = inference::parse_cache_type(ct_name);
                     if (!ct) { std::fprintf(stderr, "hearth bench: %s\n", ct.message().c_str()); state.exit_code = 2; return; }
                     if (auto s = inference::check_cache_type(*ct, mdl.hp().head_dim); !s) { std::fprintf(stderr, "hearth bench: %s\n", s.message().c_str()); state.exit_code = 2; return; }
-                    auto measure = [&](const std::string & name, auto fn, int n) {
-                        fn(eng, *ct, std::min(n, 16), 1);  // warm-up: page in weights, grow buffers
+                    auto measure = [&](const std::string & name, auto fn, int n, int depth) {
+                        fn(eng, *ct, std::min(n, 16), 1, 0);  // warm-up: page in weights, grow buffers
                         std::vector<double> v, shares;
                         for (int r = 0; r < f->reps; ++r) {
-                            const double limit = name == "tg" ? bandwidth_now(size_t{256} << 20, 2) * 1e9 / static_cast<double>(bytes_per_token) : 0;
-                            v.push_back(fn(eng, *ct, n, 100 + r));
+                            // The limit counts the weights only: at depth the KV cache is read too.
+                            const double limit = name == "tg" && depth == 0 ? bandwidth_now(size_t{256} << 20, 2) * 1e9 / static_cast<double>(bytes_per_token) : 0;
+                            v.push_back(fn(eng, *ct, n, 100 + r, depth));
                             if (limit > 0) shares.push_back(v.back() / limit);
                         }
-                        rows.push_back({name + std::to_string(n), nt, ct_name, busy, mean_sd(v), percentile(shares, 0.5)});
+                        const std::string test = name + std::to_string(n) + (depth > 0 ? "@d" + std::to_string(depth) : "");
+                        rows.push_back({test, nt, ct_name, busy, mean_sd(v), percentile(shares, 0.5)});
                         if (!f->json) {
-                            std::printf("%-6s threads %d  cache %-4s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
+                            std::printf("%-12s threads %d  cache %-4s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
                                         ct_name.c_str(), busy ? "busy-neighbour" : "idle          ", rows.back().tps.mean, rows.back().tps.sd);
                             if (!shares.empty()) std::printf("  (%.0f %% of the bandwidth limit)", 100 * rows.back().share_of_limit);
                             std::printf("\n");
                         }
                         std::fflush(stdout);
                     };
-                    for (int n : pps) measure("pp", run_pp, n);
-                    for (int n : tgs) measure("tg", run_tg, n);
+                    for (int depth : depths) {
+                        for (int n : pps) measure("pp", run_pp, n, depth);
+                        for (int n : tgs) measure("tg", run_tg, n, depth);
+                    }
                 }
             }
         }

@@ -182,6 +182,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         params.sampling.temperature = cf->temperature;
         params.sampling.seed = cf->seed;
         params.rule = inference::make_completion_rule(inference::guess_line_mode(in.prefix, in.suffix), in.prefix, in.suffix);
+        params.end_tokens = inference::fim_end_tokens((*lm)->vocab());
         state.exit_code = run_generation(**lm, *prompt, params, cf->verbose);
     });
 
@@ -198,9 +199,11 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
     chat->add_option("--lines", *lines, "with --file: the selection, as A-B (1-based, inclusive)");
     auto * system = new std::string(chat_settings{}.system_prompt);
     chat->add_option("--system", *system, "the system message (\"\": none)")->capture_default_str();
+    auto * show_reasoning = new bool(false);
+    chat->add_flag("--show-reasoning", *show_reasoning, "a reasoning model's <think> block folded into <details> (default: hidden)");
     // The daemon's chat pipeline: the same messages hearth/chat sends for an "ask about the
     // selection", the same engine and template.
-    chat->callback([&state, hf, question, file, lines, system] {
+    chat->callback([&state, hf, question, file, lines, system, show_reasoning] {
         chat_input in;
         in.intent = chat_intent::ask;
         in.prompt = *question;
@@ -232,6 +235,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         chat_settings settings;
         settings.max_tokens = hf->n_predict;
         settings.system_prompt = *system;
+        settings.show_reasoning = *show_reasoning;
         chat_pipeline pipeline(engine->get(), settings);
         chat_request req = pipeline.request_for(in);
         req.temperature = hf->temperature;

@@ -68,6 +68,7 @@ void print_text(const model_info & m) {
                                       m.fim.middle->text + " = " + std::to_string(m.fim.middle->id));
     else
         row("fill-in-the-middle", "no FIM tokens found");
+    row("fim format", m.fim_format + " (" + m.fim_format_reason + ")");
     row("chat template", m.has_chat_template ? "yes (" + std::to_string(m.chat_template_bytes) + " bytes)" : "no");
     row("chat format", m.chat_format.empty() ? "none: " + m.chat_format_reason : m.chat_format + " (" + m.chat_format_reason + ")");
 
@@ -145,6 +146,7 @@ boost::json::object to_json(const model_info & m) {
         {"vocabulary", m.n_vocab},
         {"tokenizer", json::object{{"model", m.tokenizer_model}, {"pre", m.tokenizer_pre}}},
         {"fim", std::move(fim)},
+        {"fim_format", json::object{{"name", m.fim_format}, {"reason", m.fim_format_reason}}},
         {"chat_template", json::object{{"present", m.has_chat_template}, {"bytes", m.chat_template_bytes}}},
         {"chat_format", json::object{{"name", m.chat_format.empty() ? json::value(nullptr) : json::value(m.chat_format)},
                                      {"reason", m.chat_format_reason}}},

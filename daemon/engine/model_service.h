@@ -122,6 +122,7 @@ struct chat_request {
     std::chrono::milliseconds time_budget{60000};
     float temperature = 0.0f;
     uint64_t seed = 42;
+    bool show_reasoning = false;             // a reasoning block folded (inference/reasoning_filter.h); else hidden
 };
 
 struct chat_answer {

@@ -13,6 +13,7 @@
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
+#include "inference/reasoning_filter.h"
 #include "inference/session_cache.h"
 #include "inference/slot_store.h"
 
@@ -169,6 +170,7 @@ public:
             params.sampling.temperature = c == 0 ? 0.0f : std::max(req.temperature, 0.7f);
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
+            params.end_tokens = inference::fim_end_tokens(voc);
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();
@@ -223,10 +225,16 @@ public:
         params.time_budget = req.time_budget;
         params.sampling.temperature = req.temperature;
         params.sampling.seed = req.seed;
-        auto gen = inference::generate(lm_->eng(), lm_->vocab(), **seq, logits, params, stop, on_piece);
+        params.rendered_tokens = inference::reasoning_tokens(lm_->vocab());
+        inference::reasoning_filter think(req.show_reasoning ? inference::reasoning_display::folded : inference::reasoning_display::hidden,
+                                          *lm_->chat());
+        const auto show = [&](std::string_view s) { if (!s.empty() && on_piece) on_piece(s); };
+        auto gen = inference::generate(lm_->eng(), lm_->vocab(), **seq, logits, params, stop,
+                                       [&](std::string_view piece) { show(think.push(piece)); });
         if (!gen) return gen.error();
+        show(think.finish());
         chat_answer out;
-        out.text = gen->text;
+        out.text = think.shown();
         out.stop = to_stop_reason(gen->finish);
         out.timings.n_prompt_tokens = pf->n_prompt;
         out.timings.n_cached_tokens = pf->n_reused;

@@ -76,6 +76,7 @@ chat_request chat_pipeline::request_for(const chat_input & in) const {
     req.messages = build_chat_messages(in, settings_.system_prompt);
     req.n_predict = settings_.max_tokens;
     req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
+    req.show_reasoning = settings_.show_reasoning;
     return req;
 }
 

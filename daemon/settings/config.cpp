@@ -146,6 +146,7 @@ const std::map<std::string, setter, std::less<>> & chat_keys() {
         {"max-tokens", integer(F(chat.max_tokens), 1, 65536)},
         {"time-budget-ms", integer(F(chat.time_budget_ms), 1, 3600000)},
         {"context-lines", integer(F(chat.context_lines), 0, 100000)},
+        {"show-reasoning", boolean(F(chat.show_reasoning))},
         {"system-prompt", string(F(chat.system_prompt))},
     };
     return keys;

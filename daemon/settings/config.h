@@ -56,6 +56,7 @@ struct chat_settings {
     int32_t max_tokens = 512;
     uint32_t time_budget_ms = 120000;
     int32_t context_lines = 40;      // lines around the selection sent with it
+    bool show_reasoning = false;     // a <think> block: folded into <details> instead of hidden
     // The system message of every chat ("": none).
     std::string system_prompt = "You are hearth, a coding assistant inside the user's editor. Answer precisely and briefly; "
                                 "put code in fenced blocks.";

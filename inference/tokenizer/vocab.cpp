@@ -91,6 +91,7 @@ token_id vocab::fim_mid() const { return impl_->fim_mid; }
 token_id vocab::fim_pad() const { return impl_->fim_pad; }
 token_id vocab::fim_rep() const { return impl_->fim_rep; }
 token_id vocab::fim_sep() const { return impl_->fim_sep; }
+bool vocab::fim_from_keys() const { return impl_->fim_from_keys; }
 bool vocab::add_bos() const { return impl_->add_bos; }
 bool vocab::add_eos() const { return impl_->add_eos; }
 bool vocab::add_space_prefix() const { return impl_->add_space_prefix; }

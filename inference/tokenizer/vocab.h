@@ -84,6 +84,8 @@ public:
     token_id fim_pad() const;
     token_id fim_rep() const;
     token_id fim_sep() const;
+    // Whether prefix, suffix and middle were all named by GGUF keys (else found by their texts).
+    bool fim_from_keys() const;
 
     bool add_bos() const;
     bool add_eos() const;
@@ -99,6 +101,9 @@ private:
 // Reads tokenizer.ggml.* (and general.name) from a model file and builds the vocabulary;
 // the error names the metadata key that is wrong.
 result<vocab> load_vocab(const gguf::gguf_file & file);
+
+// The metadata alone, unchecked (what load_vocab hands to vocab::create).
+result<vocab_data> read_vocab_data(const gguf::gguf_file & file);
 
 }  // namespace tokenizer
 }  // namespace hearth::inference

@@ -231,6 +231,7 @@ status apply_special_ids(vocab::impl & v, const vocab_data & d) {
             v.*s.field = token_id(e.value);
         }
     }
+    v.fim_from_keys = v.fim_pre != k_no_token && v.fim_suf != k_no_token && v.fim_mid != k_no_token;
     return {};
 }
 

@@ -116,6 +116,7 @@ struct vocab::impl {
     token_id unk = k_no_token, sep = k_no_token, pad = k_no_token, mask = k_no_token;
     token_id fim_pre = k_no_token, fim_suf = k_no_token, fim_mid = k_no_token;
     token_id fim_pad = k_no_token, fim_rep = k_no_token, fim_sep = k_no_token;
+    bool fim_from_keys = false;   // prefix, suffix and middle all set by tokenizer.ggml.* keys
     token_id linefeed = k_no_token;
     bool add_bos = false, add_eos = false, add_space_prefix = false;
     bool ignore_merges = false;   // BPE: a pre-token that is itself a token is not merged

@@ -31,7 +31,7 @@ status read_flag(const gguf::gguf_file & f, const char * key, std::optional<bool
 
 }  // namespace
 
-result<vocab> load_vocab(const gguf::gguf_file & f) {
+result<vocab_data> read_vocab_data(const gguf::gguf_file & f) {
     vocab_data d;
     {
         auto r = f.get_string("tokenizer.ggml.model");
@@ -83,7 +83,13 @@ result<vocab> load_vocab(const gguf::gguf_file & f) {
     if (auto s = read_flag(f, "tokenizer.ggml.add_bos_token", d.add_bos); !s) return s.error();
     if (auto s = read_flag(f, "tokenizer.ggml.add_eos_token", d.add_eos); !s) return s.error();
     if (auto s = read_flag(f, "tokenizer.ggml.add_space_prefix", d.add_space_prefix); !s) return s.error();
-    return vocab::create(std::move(d));
+    return d;
+}
+
+result<vocab> load_vocab(const gguf::gguf_file & f) {
+    auto d = read_vocab_data(f);
+    if (!d) return d.error();
+    return vocab::create(std::move(*d));
 }
 
 }  // namespace hearth::inference::tokenizer

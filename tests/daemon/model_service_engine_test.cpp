@@ -1,5 +1,6 @@
 // The daemon's engine model service on the tiny fixture model (stories260K, F32 weights and
-// cache): what complete() samples, and how its time budgets end a candidate.
+// cache): what complete() samples, and how its time budgets end a candidate; and chat() on a
+// DeepSeek-R1-style model (tests/python/write_arch_models.py) with its reasoning filtered.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -7,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/engine/model_service.h"
+#include "tests/inference/python_util.h"
 
 using namespace hearth::daemon;
 using namespace std::chrono_literals;
@@ -136,4 +138,33 @@ TEST_CASE("engine service: a prompt over its budget is shortened, never the answ
     REQUIRE(third.has_value());
     CHECK(third->timings.n_prompt_tokens == second->timings.n_prompt_tokens);
     CHECK(third->timings.n_cached_tokens > third->timings.n_prompt_tokens / 2);
+}
+
+TEST_CASE("engine service: a DeepSeek-R1-style answer's reasoning is hidden, or folded on request", "[daemon][engine][chat]") {
+    hearth::inference::testing::temp_dir dir;
+    hearth::inference::testing::run_python("write_arch_models.py", hearth::inference::testing::quoted(dir.path.string()) + " > /dev/null");
+    engine_options o;
+    o.model_path = (dir.path / "deepseek-r1-chat.gguf").string();
+    o.n_threads = 1;
+    o.n_ctx = 256;
+    auto svc = make_engine_model_service(o);
+    REQUIRE(svc.has_value());
+    auto answer = [&](bool show_reasoning) {
+        chat_request req;
+        req.messages = {{"user", "What is two and two?"}};
+        req.n_predict = 24;
+        req.show_reasoning = show_reasoning;
+        std::string streamed;
+        auto r = (*svc)->chat(req, {}, [&](std::string_view p) { streamed += p; });
+        REQUIRE(r.has_value());
+        CHECK(streamed == r->text);
+        return r->text;
+    };
+    const std::string folded = answer(true), hidden = answer(false);
+    // The prompt opened the block: folded, the answer starts with it; hidden, only what follows
+    // the block is left, the same text as after the folded one.
+    CHECK(folded.rfind("<details><summary>Reasoning</summary>\n\n", 0) == 0);
+    CHECK(folded.size() > hidden.size());
+    CHECK(folded.compare(folded.size() - hidden.size(), hidden.size(), hidden) == 0);
+    CHECK(hidden.find("<details>") == std::string::npos);
 }

@@ -84,6 +84,33 @@ tokenizer::vocab fixture_vocab(const char * name) {
 
 }  // namespace
 
+TEST_CASE("llama2 (CodeLlama-Instruct): <<SYS>> in the first [INST], every turn trimmed as the template does",
+          "[inference][chat]") {
+    // The CodeLlama-Instruct template's shape (written here): BOS before each [INST], the system
+    // message inside the first one, content | trim.
+    const std::string tmpl =
+        "{% if messages[0]['role'] == 'system' %}{% set system_message = messages[0]['content'] %}{% endif %}"
+        "{% for message in loop_messages %}{% if loop.index0 == 0 and system_message != false %}"
+        "{% set content = '<<SYS>>\\n' + system_message + '\\n<</SYS>>\\n\\n' + message['content'] %}{% endif %}"
+        "{% if message['role'] == 'user' %}{{ bos_token + '[INST] ' + content | trim + ' [/INST]' }}"
+        "{% elif message['role'] == 'assistant' %}{{ ' '  + content | trim + ' ' + eos_token }}{% endif %}{% endfor %}";
+    CHECK(*detect_chat_format(tmpl) == chat_format::llama2);
+    CHECK(*render_chat(chat_format::llama2, {{"system", "S"}, {"user", "U"}, {"assistant", "A"}, {"user", "V"}}) ==
+          "<s>[INST] <<SYS>>\nS\n<</SYS>>\n\nU [/INST] A </s><s>[INST] V [/INST]");
+    CHECK(*render_chat(chat_format::llama2, {{"user", "\n  U \n"}, {"assistant", " A\n"}, {"user", "V\n"}}) ==
+          "<s>[INST] U [/INST] A </s><s>[INST] V [/INST]");
+    // On a Llama vocabulary (CodeLlama's is this one plus its FIM tokens) the markers are BOS and EOS.
+    auto f = gguf::gguf_file::open(std::string(HEARTH_FIXTURES_DIR) + "/tokenizer/ggml-vocab-llama-spm.gguf");
+    REQUIRE(f.has_value());
+    auto v = tokenizer::load_vocab(*f);
+    REQUIRE(v.has_value());
+    CHECK(check_chat_format(chat_format::llama2, *v));
+    const auto ids = v->tokenize(*render_chat(chat_format::llama2, {{"user", "U"}, {"assistant", "A"}, {"user", "V"}}), false, true);
+    CHECK(std::count(ids.begin(), ids.end(), v->bos()) == 2);
+    CHECK(std::count(ids.begin(), ids.end(), v->eos()) == 1);
+    CHECK(ids.front() == v->bos());
+}
+
 TEST_CASE("a format is chosen only where the vocabulary has its tokens", "[inference][chat]") {
     const auto spm = fixture_vocab("llama-spm");          // <s>, </s> only
     const auto phi3 = fixture_vocab("phi-3");             // <|system|>, <|user|>, <|assistant|>, <|end|>

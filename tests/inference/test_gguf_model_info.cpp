@@ -107,13 +107,15 @@ TEST_CASE("model info: FIM tokens and chat template from the vocabulary fixtures
         bool fim;
         uint32_t pre, suf, mid;
         bool chat;
+        const char * fim_format;
+        const char * fim_why;   // the start of the reason
     };
     const want wants[] = {
-        {"deepseek-coder", true, 32016, 32015, 32017, false},
-        {"starcoder", true, 1, 3, 2, false},
-        {"llama-spm", false, 0, 0, 0, false},
-        {"gpt-2", false, 0, 0, 0, false},
-        {"phi-3", false, 0, 0, 0, true},
+        {"deepseek-coder", true, 32016, 32015, 32017, false, "deepseek", "token texts <\xef\xbd\x9c" "fim"},
+        {"starcoder", true, 1, 3, 2, false, "starcoder", "token texts <fim_prefix>, <fim_suffix>, <fim_middle>: StarCoder's"},
+        {"llama-spm", false, 0, 0, 0, false, "none", "no prefix, suffix and middle tokens"},
+        {"gpt-2", false, 0, 0, 0, false, "none", "no prefix, suffix and middle tokens"},
+        {"phi-3", false, 0, 0, 0, true, "none", "no prefix, suffix and middle tokens"},
     };
     for (const auto & w : wants) {
         INFO(w.file);
@@ -130,6 +132,8 @@ TEST_CASE("model info: FIM tokens and chat template from the vocabulary fixtures
             CHECK(m->fim.middle->id == w.mid);
         }
         CHECK(m->has_chat_template == w.chat);
+        CHECK(m->fim_format == w.fim_format);
+        CHECK_THAT(m->fim_format_reason, Catch::Matchers::StartsWith(w.fim_why));
     }
 }
 
