@@ -27,7 +27,9 @@ namespace {
 
 struct daemon_flags {
     daemon_options common;   // the ones `hearth lsp` forwards too
-    std::optional<int32_t> tcp;
+    std::optional<int32_t> tcp, http;
+    std::optional<std::string> http_token_file;
+    bool http_no_token = false;
     bool stdio = false;
     bool listen_any = false;
 };
@@ -44,6 +46,9 @@ int run_daemon_command(const daemon_flags & f) {
         return 2;
     }
     if (f.tcp) cfg.tcp_port = *f.tcp;
+    if (f.http) cfg.http_port = *f.http;
+    if (f.http_token_file) cfg.http_token_file = *f.http_token_file;
+    if (f.http_no_token) cfg.http_no_token = true;
     if (f.listen_any) cfg.listen_any = true;
     if (f.stdio) {
         cfg.stdio = true;
@@ -112,6 +117,10 @@ void add_daemon_command(CLI::App & app, cli_state & state) {
     add_daemon_options(cmd, f->common, "");
     cmd->add_option("--tcp", f->tcp, "Also listen on this loopback TCP port (0: any free port); needs the token")
         ->check(CLI::Range(0, 65535));
+    cmd->add_option("--http", f->http, "Serve the HTTP API (llama-server's and OpenAI's, docs/http.md) on this loopback port (0: any free port)")
+        ->check(CLI::Range(0, 65535));
+    cmd->add_option("--http-token-file", f->http_token_file, "Bearer token the HTTP API requires (default: the TCP token file)");
+    cmd->add_flag("--http-no-token", f->http_no_token, "Serve the HTTP API without a bearer token (any local process may use it)");
     cmd->add_flag("--listen-any", f->listen_any, "Listen for TCP on all interfaces instead of loopback only");
     cmd->add_flag("--stdio", f->stdio, "Serve one client on stdin/stdout and exit when it leaves");
     cmd->callback([f, &state] { state.exit_code = run_daemon_command(*f); });

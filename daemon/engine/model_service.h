@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -177,6 +178,12 @@ public:
 
     // Thread-safe snapshot; never waits for a running generation.
     virtual model_status status() const = 0;
+
+    // The model's tokens for text (BOS/EOS as the model adds them when add_special; special
+    // tokens written in the text parsed when parse_special), and the text of tokens (an id
+    // outside the vocabulary is an error). Any thread: the vocabulary is read-only.
+    virtual result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special) const = 0;
+    virtual result<std::string> detokenize(std::span<const int32_t> ids) const = 0;
 
     // Writes what should survive a restart (the KV slots, where persistence is on). Called
     // once when the daemon stops, after the compute worker has finished.

@@ -269,6 +269,18 @@ public:
         return status_;
     }
 
+    result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special) const override {
+        return lm_->vocab().tokenize(text, add_special, parse_special);
+    }
+
+    result<std::string> detokenize(std::span<const int32_t> ids) const override {
+        const auto & voc = lm_->vocab();
+        for (size_t i = 0; i < ids.size(); ++i)
+            if (ids[i] < 0 || ids[i] >= voc.n_tokens())
+                return fail("token ", i, ": id ", ids[i], " is outside the vocabulary [0, ", voc.n_tokens(), ")");
+        return voc.detokenize(ids, /*remove_special=*/false, /*render_special=*/true);
+    }
+
 private:
     // Under load a cold prompt takes seconds. Where the tokens the KV slot lacks would take
     // longer than the prompt budget at the measured speed, the window loses lines at its far

@@ -101,6 +101,9 @@ status daemon_server::start() {
     if (cfg_.tcp_port >= 0) {
         if (auto s = start_tcp(); !s) return s;
     }
+    if (cfg_.http_port >= 0) {
+        if (auto s = start_http(); !s) return s;
+    }
     if (cfg_.stdio) {
         if (auto s = start_stdio(); !s) return s;
     }
@@ -157,14 +160,54 @@ status daemon_server::start_unix() {
     return {};
 }
 
-status daemon_server::start_tcp() {
+status daemon_server::ensure_token() {
+    if (!token_.empty()) return {};
     if (auto s = ensure_private_dir(runtime_dir_); !s) return fail("runtime directory: ", s.message());
     auto tok = generate_token();
     if (!tok) return tok.error();
-    token_ = *tok;
     const std::string tpath = token_path(runtime_dir_);
-    if (auto s = write_token_file(tpath, token_); !s) return s;
+    if (auto s = write_token_file(tpath, *tok); !s) return s;
+    token_ = *tok;
     files_to_remove_.push_back(tpath);
+    return {};
+}
+
+status daemon_server::start_http() {
+    http_server_options o;
+    o.port = static_cast<uint16_t>(cfg_.http_port);
+    if (!cfg_.http_no_token) {
+        std::string token;
+        if (!cfg_.http_token_file.empty()) {
+            auto t = read_token_file(cfg_.http_token_file);
+            if (!t) return fail("http-token-file: ", t.message());
+            token = *t;
+        } else {
+            if (auto s = ensure_token(); !s) return s;
+            token = token_;
+        }
+        o.token_ok = [token](std::string_view presented) { return tokens_equal(presented, token); };
+    } else {
+        spdlog::warn("the HTTP API takes requests without a token (http-no-token): any local process may use it");
+    }
+    o.max_body_bytes = cfg_.limits.max_message_bytes;
+    o.max_connections = cfg_.limits.max_connections;
+    o.max_unauthenticated = cfg_.limits.max_unauthenticated;
+    o.max_write_buffer_bytes = cfg_.limits.max_write_buffer_bytes;
+    o.request_timeout = std::chrono::milliseconds(cfg_.limits.partial_message_timeout_ms);
+    o.auth_timeout = std::chrono::milliseconds(cfg_.limits.auth_timeout_ms);
+    http_api_ = std::make_unique<http_api>(sched_, model_.get(), &services_->completion().pipeline(), cfg_);
+    http_ = std::make_unique<http_server>(io_, *http_api_, std::move(o));
+    if (auto s = http_->start(); !s) return s;
+    if (auto s = ensure_private_dir(runtime_dir_); !s) return fail("runtime directory: ", s.message());
+    const std::string ppath = runtime_dir_ + "/hearth.http-port";
+    if (auto s = write_small_file(ppath, std::to_string(http_->port()) + "\n"); !s) return s;
+    files_to_remove_.push_back(ppath);
+    return {};
+}
+
+status daemon_server::start_tcp() {
+    if (auto s = ensure_token(); !s) return s;
+    const std::string tpath = token_path(runtime_dir_);
     try {
         const auto addr = cfg_.listen_any ? asio::ip::address(asio::ip::address_v4::any())
                                           : asio::ip::address(asio::ip::address_v4::loopback());
@@ -324,6 +367,7 @@ void daemon_server::begin_shutdown() {
     boost::system::error_code ec;
     if (unix_acceptor_) unix_acceptor_->close(ec);
     if (tcp_acceptor_) tcp_acceptor_->close(ec);
+    if (http_) http_->stop();
     signals_.cancel(ec);
     for (const auto & f : files_to_remove_) ::unlink(f.c_str());
     files_to_remove_.clear();

@@ -35,6 +35,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "daemon/http/http_api.h"
+#include "daemon/http/http_server.h"
 #include "daemon/settings/config.h"
 #include "daemon/engine/model_service.h"
 #include "daemon/settings/runtime_dir.h"
@@ -58,6 +60,7 @@ public:
     void request_stop();
 
     uint16_t tcp_port() const { return tcp_port_; }
+    uint16_t http_port() const { return http_ ? http_->port() : 0; }
     const std::string & socket_path() const { return socket_path_; }
     const std::string & runtime_dir() const { return runtime_dir_; }
     services & svc() { return *services_; }
@@ -66,6 +69,8 @@ private:
     status start_unix();
     status start_tcp();
     status start_stdio();
+    status start_http();
+    status ensure_token();   // the TCP and HTTP transports' token, made and written once
     void accept_unix();
     void accept_tcp();
     void add_session(std::unique_ptr<byte_stream> stream, bool needs_auth, bool is_stdio);
@@ -84,6 +89,8 @@ private:
     boost::asio::strand<boost::asio::io_context::executor_type> ctl_;
     std::shared_ptr<scheduler> sched_;
     std::unique_ptr<services> services_;
+    std::unique_ptr<http_api> http_api_;
+    std::unique_ptr<http_server> http_;
     boost::asio::signal_set signals_;
     boost::asio::steady_timer shutdown_deadline_;
     std::optional<boost::asio::local::stream_protocol::acceptor> unix_acceptor_;

@@ -41,6 +41,8 @@ public:
     // An edit: completions queued or running for this document are stale.
     void document_changed(uint64_t owner, std::string_view uri);
 
+    // The pipeline itself, for the other transports' completions (daemon/http).
+    completion_pipeline & pipeline() { return pipeline_; }
     double last_completion_ms() const { return last_ms_.load(); }
     uint64_t served() const { return served_.load(); }
     uint64_t answered_from_memory() const { return pipeline_.answered_from_memory(); }

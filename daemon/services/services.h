@@ -41,6 +41,7 @@ public:
 
     lsp::status_result status() const;
     const feedback_counters & feedback() const { return feedback_; }
+    completion_service & completion() { return completion_; }
 
 private:
     void opened(uint64_t owner, const std::string & uri);

@@ -95,6 +95,9 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"socket", string(F(socket_path))},
         {"tcp", integer(F(tcp_port), -1, 65535)},
         {"listen-any", boolean(F(listen_any))},
+        {"http-port", integer(F(http_port), -1, 65535)},
+        {"http-token-file", string(F(http_token_file))},
+        {"http-no-token", boolean(F(http_no_token))},
         {"log-level", string(F(log_level))},
         {"log-file", string(F(log_file))},
         {"io-threads", integer(F(io_threads), 1, 64)},
@@ -234,8 +237,11 @@ status validate(const daemon_config & c) {
     for (const char * l : levels) level_ok |= c.log_level == l;
     if (!level_ok) return fail("log-level '", c.log_level, "': expected trace, debug, info, warn, error, critical or off");
     if (c.tcp_port < -1 || c.tcp_port > 65535) return fail("tcp port ", c.tcp_port, ": expected 0..65535");
-    if (c.socket_path == "none" && c.tcp_port < 0 && !c.stdio)
-        return fail("no transport: give --socket PATH, --tcp PORT or --stdio");
+    if (c.http_port < -1 || c.http_port > 65535) return fail("http port ", c.http_port, ": expected 0..65535");
+    if (c.http_no_token && !c.http_token_file.empty())
+        return fail("http-no-token and http-token-file contradict each other: give one");
+    if (c.socket_path == "none" && c.tcp_port < 0 && !c.stdio && c.http_port < 0)
+        return fail("no transport: give --socket PATH, --tcp PORT, --http PORT or --stdio");
     if (c.limits.max_message_bytes < 1024) return fail("limits.max-message-bytes: expected at least 1024");
     return {};
 }

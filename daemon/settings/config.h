@@ -74,6 +74,10 @@ struct daemon_config {
     std::string socket_path;              // "": <runtime dir>/hearth.sock; "none": no Unix socket
     int32_t tcp_port = -1;                // -1: no TCP; 0: any free port (logged, and written to the runtime dir)
     bool listen_any = false;              // TCP on all interfaces instead of loopback
+    // The HTTP API (docs/http.md): always on loopback only, whatever listen-any says.
+    int32_t http_port = -1;               // -1: off; 0: any free port (written to <runtime dir>/hearth.http-port)
+    std::string http_token_file;          // "": the TCP transport's token (<runtime dir>/hearth.token)
+    bool http_no_token = false;           // serve HTTP without a bearer token (for clients that cannot send one)
     bool stdio = false;                   // serve one client on stdin/stdout
     std::string log_level = "info";
     std::string log_file;                 // "": default_log_file(); "none": no file

@@ -109,3 +109,25 @@ TEST_CASE("validate refuses bad values", "[daemon][config]") {
     REQUIRE_FALSE(s);
     CHECK_THAT(s.message(), Catch::Matchers::Contains("no transport"));
 }
+
+TEST_CASE("the HTTP API's keys: off by default, a port, a token file or the explicit opt-out", "[daemon][config]") {
+    daemon_config c;
+    CHECK(c.http_port == -1);
+    REQUIRE(load_config_text("http-port = 8012\nhttp-token-file = \"/t\"\n", "c.toml", c));
+    CHECK(c.http_port == 8012);
+    CHECK(c.http_token_file == "/t");
+    CHECK(validate(c));
+    c.http_no_token = true;
+    auto s = validate(c);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("contradict"));
+    daemon_config only_http;
+    only_http.socket_path = "none";
+    only_http.http_port = 0;
+    CHECK(validate(only_http));   // the HTTP API alone is a transport
+    daemon_config bad;
+    auto e = load_config_text("http-port = 70000\n", "c.toml", bad);
+    REQUIRE_FALSE(e);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("http-port: expected -1..65535"));
+    CHECK_FALSE(load_config_text("http-no-token = \"yes\"\n", "c.toml", bad));
+}

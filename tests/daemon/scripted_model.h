@@ -106,6 +106,19 @@ public:
         released_.emplace_back(uri);
     }
 
+    // One token per byte, the byte's value: enough for the HTTP API's /tokenize round trip.
+    result<std::vector<int32_t>> tokenize(std::string_view text, bool, bool) const override {
+        return std::vector<int32_t>(text.begin(), text.end());
+    }
+    result<std::string> detokenize(std::span<const int32_t> ids) const override {
+        std::string s;
+        for (int32_t id : ids) {
+            if (id < 0 || id > 255) return fail("id ", id, " is outside [0, 255]");
+            s += static_cast<char>(id);
+        }
+        return s;
+    }
+
     model_status status() const override {
         model_status s;
         s.loaded = true;
