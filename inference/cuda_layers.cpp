@@ -191,7 +191,7 @@ status cuda_layers::eval_layers(float * x, int32_t n, const int32_t * pos, const
         if (d.bq) kc::add(*q_, *d.bq, *q_, n * n_q, n_q);
         if (d.bk) kc::add(*k_, *d.bk, *k_, n * n_embd_kv, n_embd_kv);
         if (d.bv) kc::add(*v_, *d.bv, *v_, n * n_embd_kv, n_embd_kv);
-        const kernels::rope_params rope = hp.rope_for_layer(il);
+        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
         kc::rope(*q_, *pos_, n, hp.n_head, hp.head_dim, rope);
         kc::rope(*k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
         kc::kv_append_f16(*k_, *d.k_cache, pos0, n, n_embd_kv);

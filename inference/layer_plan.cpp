@@ -21,6 +21,8 @@ std::string unsupported_layer(const hparams & hp, const layer & L, bool (*suppor
     if (L.attn_post_norm || L.ffn_post_norm) return "post-norms";
     if (L.bo || L.b_up || L.b_down) return "output or feed-forward biases";
     if (hp.q_scale != 1.0f) return "a Q scale";
+    if (hp.rope_factors || hp.rope_factors_long || hp.rope_attn_factor != 1.0f) return "RoPE frequency factors";
+    if (hp.residual_scale != 1.0f) return "a residual scale";
     if (hp.head_dim > 256 || hp.n_embd_kv() % 2 != 0) return "a head size over 256";
     for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
         const bool plain = w->type == tensor_type::f16 || w->type == tensor_type::f32;

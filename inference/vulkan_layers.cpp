@@ -202,7 +202,7 @@ status vulkan_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
         if (d.bq) kv::add(s, *q_, *d.bq, *q_, n * n_q, n_q);
         if (d.bk) kv::add(s, *k_, *d.bk, *k_, n * n_embd_kv, n_embd_kv);
         if (d.bv) kv::add(s, *v_, *d.bv, *v_, n * n_embd_kv, n_embd_kv);
-        const kernels::rope_params rope = hp.rope_for_layer(il);
+        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
         kv::rope(s, *q_, *pos_, n, hp.n_head, hp.head_dim, rope);
         kv::rope(s, *k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
         kv::kv_append_f16(s, *k_, *d.k_cache, pos0, n, n_embd_kv);

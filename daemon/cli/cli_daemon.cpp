@@ -76,6 +76,9 @@ int run_daemon_command(const daemon_flags & f) {
         eo.cache_type = cfg.cache_type;
         eo.kv_budget_bytes = cfg.kv_budget_bytes;
         eo.chat_template = cfg.chat_template;
+        eo.gpu_layers = cfg.gpu_layers;
+        eo.speculate = cfg.speculate;
+        eo.draft_model = cfg.draft_model;
         eo.slot_disk_budget_bytes = cfg.slot_disk_budget_bytes;
         if (cfg.slot_dir != "none") {
             auto dir = cfg.slot_dir.empty() ? inference::default_slot_dir() : result<std::string>(cfg.slot_dir);

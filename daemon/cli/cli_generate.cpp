@@ -259,6 +259,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         eo.cache_type = hf->cache_type;
         eo.n_ctx = hf->ctx;
         eo.chat_template = hf->chat_template;
+        eo.gpu_layers = hf->gpu_layers;
         auto engine = make_engine_model_service(eo);
         if (!engine) { std::fprintf(stderr, "hearth: %s\n", engine.message().c_str()); state.exit_code = 1; return; }
         chat_settings settings;

@@ -16,6 +16,9 @@ void add_daemon_options(CLI::App * cmd, daemon_options & o, const std::string & 
     in_group(cmd->add_option("--chat-template", o.chat_template,
                              "Chat format when the model has none: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, "
                              "deepseek-r1, granite (refused when the vocabulary lacks its tokens)"));
+    in_group(cmd->add_option("--gpu-layers", o.gpu_layers, "The last layers to run on a GPU: N, all or auto (0: none)"));
+    in_group(cmd->add_option("--speculate", o.speculate, "Speculative decoding of completions: off, lookup, draft, both (default lookup)"));
+    in_group(cmd->add_option("--draft", o.draft, "Draft model (GGUF, the same vocabulary) for --speculate draft or both"));
     in_group(cmd->add_option("--slot-dir", o.slot_dir,
                              "Where KV slots persist across restarts ('none': nowhere; default ~/.cache/hearth/slots)"));
 }
@@ -36,6 +39,9 @@ std::vector<std::string> daemon_arguments(const daemon_options & o) {
     add("--kv-budget", o.kv_budget);
     add("--chat-template", o.chat_template);
     add("--slot-dir", o.slot_dir);
+    add("--gpu-layers", o.gpu_layers);
+    add("--speculate", o.speculate);
+    add("--draft", o.draft);
     return args;
 }
 
@@ -48,6 +54,9 @@ status apply_daemon_options(const daemon_options & o, daemon_config & cfg) {
     if (o.cache_type) cfg.cache_type = *o.cache_type;
     if (o.chat_template) cfg.chat_template = *o.chat_template;
     if (o.slot_dir) cfg.slot_dir = *o.slot_dir;
+    if (o.gpu_layers) cfg.gpu_layers = *o.gpu_layers;
+    if (o.speculate) cfg.speculate = *o.speculate;
+    if (o.draft) cfg.draft_model = *o.draft;
     if (o.kv_budget) {
         auto b = parse_bytes(*o.kv_budget);
         if (!b) return fail("--kv-budget: ", b.message());

@@ -198,6 +198,12 @@ struct engine_options {
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/engine/memory_limit.h)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
+    std::string gpu_layers = "0";     // the last layers on a GPU: N, "all" or "auto" (inference/layer_device.h)
+    // Speculative decoding of completions (inference/speculate.h; never changes the output):
+    // off, lookup (n-grams of the prompt itself), draft (a small model of the same vocabulary,
+    // draft_model), both. Lookup by default: docs/benchmarks.md, "Speculative decoding".
+    std::string speculate = "lookup";
+    std::string draft_model;          // GGUF of the draft (draft and both)
     std::string slot_dir;             // KV slots persist under this directory; "": not at all
     uint64_t slot_disk_budget_bytes = 1ull << 30;   // slot files of this model kept after persist()
 };

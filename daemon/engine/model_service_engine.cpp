@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
 #include "daemon/engine/memory_limit.h"
 #include "daemon/engine/model_service.h"
 #include "inference/completion_rules.h"
+#include "inference/draft_model.h"
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
@@ -92,9 +94,13 @@ bool drop_far_lines(inference::fim_input & in) {
 class engine_model_service final : public model_service {
 public:
     engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget, const memory_limit & limit,
-                         std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget)
+                         std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget,
+                         inference::speculate_mode speculate, std::unique_ptr<inference::draft_model> draft)
         : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget),
-          store_(std::move(store)), slot_disk_budget_(slot_disk_budget) {
+          store_(std::move(store)), slot_disk_budget_(slot_disk_budget), speculate_(speculate), draft_(std::move(draft)) {
+        // One draft sequence for every document: it keeps the common prefix of consecutive
+        // completions, which is what the next keystroke in the same file shares.
+        if (draft_) draft_seq_.emplace(draft_->eng().make_cache(lm_->cache_type(), lm_->n_ctx()));
         if (store_) sessions_.attach_store(store_.get());
         base_status_.loaded = true;
         base_status_.model_name = lm_->name();
@@ -171,6 +177,7 @@ public:
             params.sampling.seed = req.seed + static_cast<uint64_t>(c);
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
             params.end_tokens = inference::fim_end_tokens(voc);
+            params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();
@@ -352,6 +359,9 @@ private:
     inference::session_cache sessions_;
     std::unique_ptr<inference::slot_store> store_;   // declared after sessions_: outlives its use there
     uint64_t slot_disk_budget_;
+    inference::speculate_mode speculate_;
+    std::unique_ptr<inference::draft_model> draft_;
+    std::optional<inference::sequence> draft_seq_;
     model_status base_status_;
     generation_timings last_;
     double ms_per_prompt_token_ = 0;   // measured (see measure_prompt_speed); 0: not yet
@@ -369,6 +379,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     lo.n_threads = opts.n_threads;
     lo.cache_type = opts.cache_type;
     lo.chat_template = opts.chat_template;
+    lo.gpu_layers = opts.gpu_layers;
     lo.n_ctx = opts.n_ctx;
     auto lm = inference::loaded_model::load(lo);
     if (!lm) return lm.error();
@@ -389,6 +400,18 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
         budget = room;
     }
     spdlog::info("memory limit {} MiB ({}); KV budget {} MiB", limit.bytes >> 20, limit.source, budget >> 20);
+    auto speculate = inference::parse_speculate_mode(opts.speculate);
+    if (!speculate) return fail("speculate: ", speculate.message());
+    std::unique_ptr<inference::draft_model> draft;
+    const bool wants_draft = *speculate == inference::speculate_mode::draft || *speculate == inference::speculate_mode::both;
+    if (wants_draft && opts.draft_model.empty())
+        return fail("speculate = ", opts.speculate, " needs a draft model (draft-model, --draft)");
+    if (wants_draft) {
+        auto d = inference::draft_model::load(opts.draft_model, (*lm)->vocab(), (*lm)->pool());
+        if (!d) return fail("draft model ", opts.draft_model, ": ", d.message());
+        draft = std::move(*d);
+        spdlog::info("speculative decoding: {} with the draft {}", opts.speculate, opts.draft_model);
+    }
     std::unique_ptr<inference::slot_store> store;
     if (!opts.slot_dir.empty()) {
         auto id = inference::identify_model(opts.model_path);
@@ -396,7 +419,8 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
         store = std::make_unique<inference::slot_store>(opts.slot_dir, *id);
     }
     return std::unique_ptr<model_service>(
-        new engine_model_service(std::move(*lm), budget, limit, std::move(store), opts.slot_disk_budget_bytes));
+        new engine_model_service(std::move(*lm), budget, limit, std::move(store), opts.slot_disk_budget_bytes, *speculate,
+                                 std::move(draft)));
 }
 
 }  // namespace hearth::daemon

@@ -10,6 +10,9 @@
 
 #include <toml++/toml.h>
 
+#include "inference/layer_device.h"
+#include "inference/speculate.h"
+
 namespace hearth::daemon {
 
 namespace {
@@ -88,6 +91,9 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"threads", integer(F(threads), 0, 1024)},
         {"cache-type", string(F(cache_type))},
         {"chat-template", string(F(chat_template))},
+        {"gpu-layers", string(F(gpu_layers))},
+        {"speculate", string(F(speculate))},
+        {"draft-model", string(F(draft_model))},
         {"kv-budget", bytes(F(kv_budget_bytes))},
         {"slot-dir", string(F(slot_dir))},
         {"slot-disk-budget", bytes(F(slot_disk_budget_bytes))},
@@ -232,6 +238,10 @@ result<uint64_t> parse_bytes(std::string_view text) {
 status validate(const daemon_config & c) {
     if (c.cache_type != "f16" && c.cache_type != "q8_0" && c.cache_type != "q4_0")
         return fail("cache-type '", c.cache_type, "': expected f16, q8_0 or q4_0");
+    if (auto g = inference::parse_gpu_layers(c.gpu_layers); !g) return fail("gpu-layers: ", g.message());
+    if (auto m = inference::parse_speculate_mode(c.speculate); !m) return fail("speculate: ", m.message());
+    if ((c.speculate == "draft" || c.speculate == "both") && c.draft_model.empty())
+        return fail("speculate = ", c.speculate, " needs draft-model");
     static const char * levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
     bool level_ok = false;
     for (const char * l : levels) level_ok |= c.log_level == l;

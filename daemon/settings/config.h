@@ -68,6 +68,9 @@ struct daemon_config {
     std::string cache_type = inference::k_default_cache_type;
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
     std::string chat_template;            // "": the model's own tokenizer.chat_template
+    std::string gpu_layers = "0";         // the last layers on a GPU: N, "all" or "auto"
+    std::string speculate = "lookup";     // speculative decoding: off, lookup, draft, both
+    std::string draft_model;              // the draft's GGUF (speculate = draft or both)
     std::string slot_dir;                 // "": default_slot_dir(); "none": KV slots are not persisted
     uint64_t slot_disk_budget_bytes = 1ull << 30;   // slot files kept per model
     std::string runtime_dir;              // "": default_runtime_dir(); holds socket, token, port, locks

@@ -168,3 +168,42 @@ TEST_CASE("engine service: a DeepSeek-R1-style answer's reasoning is hidden, or 
     CHECK(folded.compare(folded.size() - hidden.size(), hidden.size(), hidden) == 0);
     CHECK(hidden.find("<details>") == std::string::npos);
 }
+
+TEST_CASE("engine service: speculation (lookup, a draft, both) gives the plain answers", "[daemon][engine][speculate]") {
+    // A prompt that repeats itself, so lookup finds n-grams to guess from.
+    fim_request r = story_request();
+    r.prefix = "Lily liked the park. Lily liked the park. Lily liked the park. Lily liked the";
+    r.n_predict = 32;
+    auto service = [](const std::string & mode) {
+        engine_options o;
+        o.model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+        o.cache_type = "f32";
+        o.n_threads = 1;
+        o.n_ctx = 512;
+        o.speculate = mode;
+        // stories260K-Q4_0 has the F32 model's vocabulary: a draft that often disagrees.
+        if (mode == "draft" || mode == "both") o.draft_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q4_0.gguf";
+        auto s = make_engine_model_service(o);
+        REQUIRE(s.has_value());
+        return std::move(*s);
+    };
+    auto plain = service("off")->complete(r, {}, {});
+    REQUIRE(plain.has_value());
+    REQUIRE_FALSE(plain->candidates.empty());
+    for (const char * mode : {"lookup", "draft", "both"}) {
+        INFO(mode);
+        auto svc = service(mode);
+        for (int round = 0; round < 2; ++round) {   // the second reuses the slot and the draft's sequence
+            auto got = svc->complete(r, {}, {});
+            REQUIRE(got.has_value());
+            REQUIRE(got->candidates.size() == plain->candidates.size());
+            CHECK(got->candidates[0].text == plain->candidates[0].text);
+        }
+    }
+    engine_options bad;
+    bad.model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+    bad.speculate = "draft";
+    CHECK(make_engine_model_service(bad).message() == "speculate = draft needs a draft model (draft-model, --draft)");
+    bad.speculate = "sometimes";
+    CHECK(make_engine_model_service(bad).message().rfind("speculate: ", 0) == 0);
+}
