@@ -78,7 +78,8 @@ public:
 
     // Runs the last layers on a device from now on (layer_device.h); nullptr: all on the CPU. A
     // cache type the device does not take runs on the CPU; a device that fails is dropped (the
-    // batch goes on on the CPU, device_error() says why).
+    // batch goes on on the CPU, device_error() says why). The device's layers are one step for
+    // a stop (checked before them) and for the observer (which sees none of their activations).
     void set_layer_device(std::unique_ptr<layer_device> d) { device_ = std::move(d); }
     const layer_device * device() const { return device_.get(); }
     const std::string & device_error() const { return device_error_; }
