@@ -23,7 +23,17 @@ case "$1" in
     if grep -q -e 'extension/src/' -e 'extension/out/test/' <<<"$listing"; then
       echo "the package holds sources or tests"; exit 1
     fi
-    echo "1 passed, 0 failed"
+    # Every hearth.<setting> the docs and scripts/run tell a user to set ("set hearth.X", a row
+    # of a settings table) is one the extension has.
+    repo="$(cd ../.. && pwd)"
+    declared="$(node -e 'console.log(Object.keys(require("./package.json").contributes.configuration.properties).join("\n"))')"
+    for name in $(grep -ohE 'set `?hearth\.[A-Za-z]+|^\| `hearth\.[A-Za-z]+`' "$repo/scripts/run" "$repo/README.md" "$repo/docs/editors.md" |
+                  grep -oE 'hearth\.[A-Za-z]+' | sort -u); do
+      if ! grep -qx "$name" <<<"$declared"; then
+        echo "the extension has no setting $name (named in scripts/run, README.md or docs/editors.md)"; exit 1
+      fi
+    done
+    echo "2 passed, 0 failed"
     ;;
   *) echo "usage: run_vscode.sh unit|package BUILD_DIR"; exit 2 ;;
 esac
