@@ -53,8 +53,7 @@ std::vector<context_chunk> completion_pipeline::extra_context(uint64_t owner, co
 std::optional<completion_answer> completion_pipeline::recall(const completion_ask & a) {
     if (!settings_.typed_ahead || a.invoked) return std::nullopt;
     const auto t0 = clock_type::now();
-    const std::string_view before = std::string_view(a.text).substr(0, a.cursor), after = std::string_view(a.text).substr(a.cursor);
-    auto hit = memory_.lookup(a.key, before, after);
+    auto hit = memory_.lookup(a.key, a.before(), a.after());
     if (!hit) return std::nullopt;
     completion_answer out;
     out.items = std::move(*hit);
@@ -97,8 +96,7 @@ result<completion_answer> completion_pipeline::run(const completion_ask & a, con
     if (stop.stop_requested()) return out;   // stale: neither counted nor remembered
     out.items = clean_and_record(req, *r, out.ms);
     if (remember && settings_.typed_ahead && !out.items.empty())
-        memory_.remember(a.key, std::string_view(a.text).substr(0, a.cursor), std::string_view(a.text).substr(a.cursor),
-                         out.items);
+        memory_.remember(a.key, a.before(), a.after(), out.items);
     return out;
 }
 
@@ -139,7 +137,7 @@ std::optional<completion_ask> completion_pipeline::after_accept(const completion
     next.invoked = false;
     next.text = a.text.substr(0, a.cursor) + accepted + a.text.substr(a.cursor);
     next.cursor = a.cursor + accepted.size();
-    if (memory_.has(next.key, std::string_view(next.text).substr(0, next.cursor), std::string_view(next.text).substr(next.cursor)))
+    if (memory_.has(next.key, next.before(), next.after()))
         return std::nullopt;   // already computed
     return next;
 }
@@ -151,8 +149,7 @@ std::optional<double> completion_pipeline::prefetch(const completion_ask & next,
     if (!r || stop.stop_requested() || r->candidates.empty()) return std::nullopt;
     std::string insert = trim_completion(r->candidates.front().text, req.prefix, req.suffix, req.mode);
     if (insert.empty()) return std::nullopt;
-    memory_.remember(next.key, std::string_view(next.text).substr(0, next.cursor), std::string_view(next.text).substr(next.cursor),
-                     {insert});
+    memory_.remember(next.key, next.before(), next.after(), {insert});
     ++prefetched_;
     return ms_since(t0);
 }

@@ -22,6 +22,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -42,6 +43,10 @@ struct completion_ask {
     size_t cursor = 0;           // byte offset into text
     bool invoked = false;        // asked for explicitly: fresh ranked candidates, not the memory
     std::vector<context_chunk> extra;   // from extra_context()
+
+    // The text before and after the cursor: what the suggestion memory keys on.
+    std::string_view before() const { return std::string_view(text).substr(0, cursor); }
+    std::string_view after() const { return std::string_view(text).substr(cursor); }
 };
 
 struct completion_answer {
