@@ -111,8 +111,9 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
     p.act = ctx.converted(vec_dot_type(w.type), pool);
     if (p.n_tokens == 1) return p;   // a matvec: cut_matvec cuts it
     p.per_token = ctx.step_order() && vec_dot_tile_in_batch_order(w.type);
-    // Rows per block come in multiples of 4 (what multi-row dot kernels take at once).
-    p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 4);
+    // Rows per block come in multiples of 16 (the q4_K row groups take sixteen at once, other
+    // multi-row kernels four).
+    p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 16);
     p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
     // Keep every thread fed when the matrix is short: split the tokens finer instead.
     const int64_t n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);

@@ -1,12 +1,17 @@
 // AVX-512 VNNI q4_K and q6_K dot products: one token (quant_ktiles.h) with vpdpwssd adding the
 // scale x pair products into the int32 lanes in one instruction where AVX2 needs madd + add;
-// prefill by sub-block lanes (quant_sublanes.h). The same integers and the same float steps, so
+// prefill by row lanes (quant_row_groups.h). The same integers and the same float steps, so
 // bit-identical to the AVX2 kernels (tested).
 // Compiled with AVX-512 VNNI flags (kernels/CMakeLists.txt); used only where the CPU has them.
+// GCC 12's AVX-512 intrinsics initialise their undefined registers from themselves and warn
+// about it wherever they are inlined (GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include "kernels/cpu/quant_variants.h"
 #include "kernels/cpu/x86/quant_ktiles.h"
-#include "kernels/cpu/x86/quant_q4_K_sublanes.h"
-#include "kernels/cpu/x86/quant_q6_K_sublanes.h"
+#include "kernels/cpu/x86/quant_row_groups.h"
 
 namespace hearth::kernels::cpu {
 namespace {
@@ -21,11 +26,11 @@ using kernels_vnni = avx2::k_kernels<madd_vnni>;
 void add_kquant_kernels_avx512_vnni(quant_kernels & table) {
     using tt = tensor_type;
     using namespace avx2;
-    // Prefill by sub-block lanes (quant_sublanes.h); the one-token dots as on AVX2, with vpdpwssd.
+    // Prefill by row lanes (quant_row_groups.h); the one-token dots as on AVX2, with vpdpwssd.
     set_vec_dot<kernels_vnni::vec_dot_q4_K, vec_dot_rows_by_row<kernels_vnni::vec_dot_q4_K>,
-                sublane_tiles<block_q4_K, q4_K_sublanes, q8_K_sublanes, q4_K_by_sublanes>>(table, tt::q4_k);
+                row_group_tiles<q4_K_rows>>(table, tt::q4_k);
     set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>,
-                sublane_tiles<block_q6_K, q6_K_sublanes, q8_K_sublanes16, q6_K_by_sublanes>>(table, tt::q6_k);
+                row_group_tiles<q6_K_rows>>(table, tt::q6_k);
 }
 
 }  // namespace hearth::kernels::cpu
