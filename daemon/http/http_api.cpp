@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "daemon/http/http_fields.h"
+#include "lsp/utf8.h"
 
 #ifndef HEARTH_VERSION
 #define HEARTH_VERSION "0.1.0"
@@ -20,11 +21,19 @@ namespace json = boost::json;
 
 namespace {
 
-http_response json_response(const json::value & v, unsigned status = 200) { return {status, "application/json", json::serialize(v)}; }
+http_response json_response(const json::value & v, unsigned status = 200) { return {status, "application/json", json_text(v)}; }
 
 const char * k_no_model = "no model is loaded: start the daemon with --model PATH (or `model = ...` in config.toml)";
 
 }  // namespace
+
+// Boost.JSON writes a string's bytes as they are; a header or a path echoed into a message, or
+// a model's text, may hold bytes that are not UTF-8, and JSON must be.
+std::string json_text(const json::value & v) {
+    std::string text = json::serialize(v);
+    if (!lsp::is_valid_utf8(text)) text = lsp::to_valid_utf8(text);
+    return text;
+}
 
 http_response error_response(unsigned status, std::string_view message) {
     const char * type = status == 401 ? "authentication_error" : status >= 500 ? "server_error" : "invalid_request_error";

@@ -59,6 +59,9 @@ public:
 };
 using reply_ptr = std::shared_ptr<http_reply>;
 
+// Every body and event the API sends: v serialized, any byte that is not UTF-8 made U+FFFD.
+std::string json_text(const boost::json::value & v);
+
 // {"error": {"code", "message", "type"}}: the shape both llama-server and OpenAI clients read.
 http_response error_response(unsigned status, std::string_view message);
 

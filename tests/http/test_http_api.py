@@ -265,6 +265,11 @@ class http_api_test(unittest.TestCase):
             big.flush()
             self.assertEqual(curl(self.d, self.d.url + "/infill", *auth, "--data-binary", "@" + big.name)[0], 413)
         self.assertEqual(curl(self.d, u, *auth, "-H", "X-Padding: " + "a" * 20000)[0], 431)
+        # A refusal that names what it refused stays JSON when that is not UTF-8.
+        for head in ["GET /health HTTP/1.1\r\nHost: \xffevil\r\n\r\n",
+                     f"GET /\xff HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {self.d.token}\r\n\r\n"]:
+            data, _ = self.raw_request(head.encode("latin-1"))
+            self.assertIn(json.loads(data.split(b"\r\n\r\n", 1)[1])["error"]["code"], (403, 404))
 
     def raw_request(self, head, body=b"", wait_s=10):
         """Sends a request's header (and body, if given) on a fresh socket; returns what the
@@ -272,7 +277,7 @@ class http_api_test(unittest.TestCase):
         t0 = time.time()
         with socket.create_connection(("127.0.0.1", self.d.port)) as s:
             s.settimeout(wait_s)
-            s.sendall(head.encode() + body)
+            s.sendall((head if isinstance(head, bytes) else head.encode()) + body)
             data = b""
             try:
                 while chunk := s.recv(65536):
