@@ -1,11 +1,15 @@
 #include "daemon/http/http_api.h"
 
+#include <algorithm>
+#include <span>
+
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include "daemon/http/http_fields.h"
+#include "lsp/utf8.h"
 
 #ifndef HEARTH_VERSION
 #define HEARTH_VERSION "0.1.0"
@@ -17,11 +21,19 @@ namespace json = boost::json;
 
 namespace {
 
-http_response json_response(const json::value & v, unsigned status = 200) { return {status, "application/json", json::serialize(v)}; }
+http_response json_response(const json::value & v, unsigned status = 200) { return {status, "application/json", json_text(v)}; }
 
 const char * k_no_model = "no model is loaded: start the daemon with --model PATH (or `model = ...` in config.toml)";
 
 }  // namespace
+
+// Boost.JSON writes a string's bytes as they are; a header or a path echoed into a message, or
+// a model's text, may hold bytes that are not UTF-8, and JSON must be.
+std::string json_text(const json::value & v) {
+    std::string text = json::serialize(v);
+    if (!lsp::is_valid_utf8(text)) text = lsp::to_valid_utf8(text);
+    return text;
+}
 
 http_response error_response(unsigned status, std::string_view message) {
     const char * type = status == 401 ? "authentication_error" : status >= 500 ? "server_error" : "invalid_request_error";
@@ -46,25 +58,31 @@ json::object timings_json(const generation_timings & t) {
 http_api::http_api(std::shared_ptr<scheduler> sched, model_service * model, completion_pipeline * pipeline, const daemon_config & cfg)
     : sched_(std::move(sched)), model_(model), pipeline_(pipeline), cfg_(cfg) {}
 
+namespace {
+
+constexpr std::string_view k_get_paths[] = {"/health", "/v1/health", "/v1/models", "/models", "/props", "/slots", "/metrics"};
+constexpr std::string_view k_post_paths[] = {"/infill", "/completion", "/completions", "/v1/completions",
+                                             "/chat/completions", "/v1/chat/completions", "/tokenize", "/detokenize"};
+
+bool listed(std::span<const std::string_view> paths, std::string_view p) { return std::find(paths.begin(), paths.end(), p) != paths.end(); }
+
+}  // namespace
+
+std::optional<http_refusal> route_refusal(std::string_view method, std::string_view path) {
+    const char * want = listed(k_get_paths, path) ? "GET" : listed(k_post_paths, path) ? "POST" : nullptr;
+    if (!want) return http_refusal{404, fmt::format("no endpoint {} (docs/http.md lists them)", path)};
+    if (method != want) return http_refusal{405, fmt::format("{} {}: expected {}", method, path, want)};
+    return std::nullopt;
+}
+
 void http_api::handle(const http_request & req, reply_ptr out) {
+    if (auto no = route_refusal(req.method, req.path)) return out->respond(error_response(no->status, no->message));
     const std::string & p = req.path;
-    const bool get = req.method == "GET", post = req.method == "POST";
-    if (get && (p == "/health" || p == "/v1/health")) return out->respond(health());
-    if (get && (p == "/v1/models" || p == "/models")) return out->respond(models());
-    if (get && p == "/props") return out->respond(props());
-    if (get && p == "/slots") return out->respond(slots());
-    if (get && p == "/metrics") return out->respond(metrics());
-    static const char * post_paths[] = {"/infill", "/completion", "/completions", "/v1/completions", "/chat/completions",
-                                        "/v1/chat/completions", "/tokenize", "/detokenize"};
-    bool known_post = false;
-    for (const char * k : post_paths) known_post |= p == k;
-    if (!known_post) {
-        const bool known_get = p == "/health" || p == "/v1/health" || p == "/v1/models" || p == "/models" || p == "/props" ||
-                               p == "/slots" || p == "/metrics";
-        if (known_get) return out->respond(error_response(405, req.method + " " + p + ": expected GET"));
-        return out->respond(error_response(404, "no endpoint " + p + " (docs/http.md lists them)"));
-    }
-    if (!post) return out->respond(error_response(405, req.method + " " + p + ": expected POST"));
+    if (p == "/health" || p == "/v1/health") return out->respond(health());
+    if (p == "/v1/models" || p == "/models") return out->respond(models());
+    if (p == "/props") return out->respond(props());
+    if (p == "/slots") return out->respond(slots());
+    if (p == "/metrics") return out->respond(metrics());
     boost::system::error_code ec;
     json::value body = json::parse(req.body, ec);
     if (ec) return out->respond(error_response(400, "the body is not JSON: " + ec.message()));

@@ -7,7 +7,8 @@
 // compute worker; chat (http_chat.cpp) runs model_service::chat with the model's template.
 // The KV slot of a FIM request is its file: `filename`, else `id_slot`, else one shared
 // "untitled" key; a newer /infill for the same file supersedes the older one.
-// The transport (http_server.h) has checked the request (http_guard.h) before handle().
+// The transport (http_server.h) has checked the request's header (http_request_parser.h) before
+// handle(); handle() routes by the same table (route_refusal).
 // Thread-safety: handle() from any I/O thread; jobs run on the worker; the slot table locks.
 #pragma once
 
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,6 +27,7 @@
 #include <boost/json/value.hpp>
 
 #include "daemon/engine/model_service.h"
+#include "daemon/http/http_guard.h"
 #include "daemon/pipeline/completion_pipeline.h"
 #include "daemon/services/scheduler.h"
 #include "daemon/settings/config.h"
@@ -56,8 +59,15 @@ public:
 };
 using reply_ptr = std::shared_ptr<http_reply>;
 
+// Every body and event the API sends: v serialized, any byte that is not UTF-8 made U+FFFD.
+std::string json_text(const boost::json::value & v);
+
 // {"error": {"code", "message", "type"}}: the shape both llama-server and OpenAI clients read.
 http_response error_response(unsigned status, std::string_view message);
+
+// 404 for a path no endpoint has, 405 for a method its endpoint does not take: decided from the
+// header alone, so the transport refuses before reading a body (http_request_parser.h).
+std::optional<http_refusal> route_refusal(std::string_view method, std::string_view path);
 
 class http_api {
 public:

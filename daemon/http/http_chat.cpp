@@ -4,7 +4,6 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/http/http_api.h"
@@ -90,7 +89,7 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
         const std::string model = model_name();
         const auto created = std::time(nullptr);
         auto chunk = [&](json::object delta, const json::value & finish) {
-            return json::serialize(json::object{{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model},
+            return json_text(json::object{{"id", id}, {"object", "chat.completion.chunk"}, {"created", created}, {"model", model},
                                                 {"choices", json::array{json::object{{"index", 0}, {"delta", std::move(delta)},
                                                                                      {"finish_reason", finish}}}}});
         };
@@ -109,7 +108,7 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
             slot_done("", nullptr);
             spdlog::warn("http chat: {}", r.message());
             if (streaming) {
-                out->event(json::serialize(json::object{{"error", json::object{{"message", "chat failed: " + r.message()}}}}));
+                out->event(json_text(json::object{{"error", json::object{{"message", "chat failed: " + r.message()}}}}));
                 return out->end_events();
             }
             return out->respond(error_response(500, "chat failed: " + r.message()));
@@ -124,7 +123,7 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
             json::value v = json::parse(last);
             v.as_object()["usage"] = usage;
             v.as_object()["timings"] = timings_json(t);
-            out->event(json::serialize(v));
+            out->event(json_text(v));
             out->event("[DONE]");
             return out->end_events();
         }
@@ -133,7 +132,7 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
                                                             {"message", json::object{{"role", "assistant"}, {"content", r->text}}},
                                                             {"finish_reason", finish}}}},
                        {"usage", usage}, {"timings", timings_json(t)}};
-        out->respond({200, "application/json", json::serialize(b)});
+        out->respond({200, "application/json", json_text(b)});
     };
     submit(std::move(j), out);
 }

@@ -4,7 +4,6 @@
 #include <chrono>
 
 #include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
 #include "daemon/http/http_api.h"
@@ -195,10 +194,10 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
                            {"model", model_name()}, {"from_memory", true}, {"timings", timings_json({})}};
             if (c.stream) {
                 out->begin_events();
-                out->event(json::serialize(r));
+                out->event(json_text(r));
                 out->end_events();
             } else {
-                out->respond({200, "application/json", json::serialize(r)});
+                out->respond({200, "application/json", json_text(r)});
             }
             return;
         }
@@ -251,15 +250,15 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
             json::object b = body(text, json::string(finish));
             b["usage"] = usage;
             b["timings"] = timings_json(t);
-            return out->respond({200, "application/json", json::serialize(b)});
+            return out->respond({200, "application/json", json_text(b)});
         }
         // Cleanup can cut the end of what the model generated, so the cleaned text goes as one piece.
         out->begin_events();
-        if (!text.empty()) out->event(json::serialize(body(text, nullptr)));
+        if (!text.empty()) out->event(json_text(body(text, nullptr)));
         json::object last = body("", json::string(finish));
         last["usage"] = usage;
         last["timings"] = timings_json(t);
-        out->event(json::serialize(last));
+        out->event(json_text(last));
         out->event("[DONE]");
         return out->end_events();
     }
@@ -280,11 +279,11 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
         std::lock_guard lock(slots_mu_);
         b["id_slot"] = slot_for(c.ask.uri).id;
     }
-    if (!c.stream) return out->respond({200, "application/json", json::serialize(b)});
+    if (!c.stream) return out->respond({200, "application/json", json_text(b)});
     out->begin_events();
-    if (!text.empty()) out->event(json::serialize(json::object{{"index", 0}, {"content", text}, {"stop", false}}));
+    if (!text.empty()) out->event(json_text(json::object{{"index", 0}, {"content", text}, {"stop", false}}));
     b["content"] = "";
-    out->event(json::serialize(b));
+    out->event(json_text(b));
     out->end_events();
 }
 

@@ -66,39 +66,56 @@ public:
     bool keep_alive() const { return keep_alive_; }
 
 private:
+    // Header first: the body is read only for a header that passes (check_header).
     void read() {
         if (closed_) return;
         busy_ = false;
         parser_.emplace();
-        configure_request_parser(*parser_, server_.opts_.max_header_bytes, server_.opts_.max_body_bytes);
+        configure_request_parser(*parser_, server_.opts_.max_header_bytes);
         stream_.expires_after(authenticated_ ? server_.opts_.request_timeout : server_.opts_.auth_timeout);
+        http::async_read_header(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+    }
+
+    void on_header(beast::error_code ec) {
+        if (ec) return read_failed(ec);
+        const header_verdict v = check_header(*parser_, server_.opts_.token_ok, server_.opts_.max_body_bytes);
+        if (v.refusal) return refuse(v.refusal->status, v.refusal->message, v.refusal->status == 401);
+        if (!authenticated_) {
+            if (!server_.admit(id_)) return refuse(503, "too many HTTP connections are open (limits.max-connections)");
+            authenticated_ = true;
+        }
+        if (!v.send_continue) return read_body();
+        static constexpr std::string_view k_continue = "HTTP/1.1 100 Continue\r\n\r\n";
+        asio::async_write(stream_, asio::buffer(k_continue), [self = shared_from_this()](beast::error_code e, size_t) {
+            if (e) return self->close();
+            self->read_body();
+        });
+    }
+
+    void read_body() {
         http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
     }
 
-    void on_read(beast::error_code ec) {
+    void read_failed(beast::error_code ec) {
         if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted) return close();
         if (ec == beast::error::timeout) {   // the stream has closed the socket: nothing more can be said
             spdlog::info("http connection {}: closed: no request within {} ms", id_,
                          (authenticated_ ? server_.opts_.request_timeout : server_.opts_.auth_timeout).count());
             return close();
         }
-        if (ec) {
-            const auto [status, why] = parse_error_status(ec);
-            return refuse(status, why);
-        }
+        const auto [status, why] = parse_error_status(ec);
+        refuse(status, why);
+    }
+
+    void on_read(beast::error_code ec) {
+        if (ec) return read_failed(ec);
         http::request<http::string_body> req = parser_->release();
-        if (auto no = check_request(req, server_.opts_.token_ok)) return refuse(no->status, no->message, no->status == 401);
-        if (!authenticated_) {
-            if (!server_.admit(id_)) return refuse(503, "too many HTTP connections are open (limits.max-connections)");
-            authenticated_ = true;
-        }
         keep_alive_ = req.keep_alive();
         stream_.expires_never();   // the job has its own budgets; a hang-up cancels it
         busy_ = true;
         http_request r;
         r.method = std::string(req.method_string());
-        const std::string_view target = req.target();
-        r.path = std::string(target.substr(0, target.find('?')));
+        r.path = std::string(target_path(req.target()));
         r.body = std::move(req.body());
         r.owner = id_;
         watch_for_hangup();
@@ -154,10 +171,30 @@ private:
             self->out_.pop_front();
             self->queued_bytes_ -= p.bytes.size();
             if (p.last) {
-                if (p.then_close) return self->close();
+                if (p.then_close) return self->linger();
                 return self->read();
             }
             self->write_next();
+        });
+    }
+
+    // After a refusal the client may still be sending a body nobody asked for; closing a socket
+    // with unread bytes resets the connection, and a reset can destroy the refusal before the
+    // client has read it. So the sending side is shut (the client sees the answer end) and what
+    // still arrives is thrown away unparsed, until the client closes or auth-timeout-ms passes.
+    void linger() {
+        beast::error_code ec;
+        stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+        if (ec) return close();
+        buffer_.clear();
+        stream_.expires_after(server_.opts_.auth_timeout);
+        discard();
+    }
+
+    void discard() {
+        stream_.async_read_some(buffer_.prepare(16 << 10), [self = shared_from_this()](beast::error_code ec, size_t) {
+            if (ec) return self->close();
+            self->discard();
         });
     }
 
@@ -180,7 +217,7 @@ private:
     beast::tcp_stream stream_;
     const uint64_t id_;
     beast::flat_buffer buffer_;
-    std::optional<http::request_parser<http::string_body>> parser_;
+    std::optional<request_parser> parser_;
     std::deque<piece> out_;
     size_t queued_bytes_ = 0;
     bool writing_ = false;

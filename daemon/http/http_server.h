@@ -2,6 +2,9 @@
 // ::1 only (never on another interface, whatever listen-any says), one request at a time per
 // connection (keep-alive), answers with a Content-Length body or a chunked Server-Sent
 // Events stream.
+// A request's header is read first and checked (http_request_parser.h) before its body is read:
+// a refusal is answered at once and the connection closed, `Expect: 100-continue` is answered
+// only for a header that passes.
 // Limits, as the LSP transports have them: a header of at most max_header_bytes (431), a body
 // of at most max_body_bytes (413), a request that must arrive within request_timeout (the
 // first one on a connection within auth_timeout), at most max_connections connections that

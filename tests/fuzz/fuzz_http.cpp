@@ -1,12 +1,16 @@
 // fuzz-links: hearth_daemon_http
 // Feeds bytes through the HTTP API's request path as the daemon runs it: Beast's request
-// parser with the transport's limits (daemon/http/http_request_parser.h), the guard (Host,
-// Origin, bearer token), then the endpoints themselves over the scripted model, the real
-// scheduler and the real completion pipeline. Input: byte 0 is the chunk size the rest is
-// fed in ((byte0 & 63) + 1 bytes); several requests may follow one another.
-// Checks beyond "no crash, no sanitizer report": every request the guard lets through is
-// answered exactly once, within seconds, with a status from 200 to 599 and JSON (or events
-// of JSON) where JSON is said.
+// parser with the transport's limits, header first (daemon/http/http_request_parser.h): the
+// header alone, check_header's verdict on it (the guard: Host, Origin, bearer token; the route;
+// Expect; Content-Length), then the body, then the endpoints themselves over the scripted model,
+// the real scheduler and the real completion pipeline. Input: byte 0 is the chunk size the rest
+// is fed in ((byte0 & 63) + 1 bytes); several requests may follow one another on a connection,
+// which ends, as the transport's does, at a parse error or a refusal.
+// Checks beyond "no crash, no sanitizer report": every refusal has one of the statuses the
+// transport answers and a JSON body; `100 Continue` is sent only to an HTTP/1.1 client that
+// asked for it and has a body to send; a body is never over the limit; every request the
+// header check lets through is answered exactly once, within seconds, with a status from 200
+// to 599 and JSON (or events of JSON) where JSON is said.
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -82,6 +86,25 @@ private:
     bool answered_ = false, streaming_ = false;
 };
 
+// As Beast's reads do: bytes arrive in chunks, and what the parser did not use is offered again
+// with more. header_only: as async_read_header (not eager: it stops at the header's end).
+boost::beast::error_code feed(request_parser & p, std::string_view & rest, size_t chunk, bool header_only) {
+    p.eager(!header_only);
+    boost::beast::error_code ec;
+    size_t offered = chunk;
+    while (!rest.empty() && !(header_only ? p.is_header_done() : p.is_done())) {
+        const size_t n = std::min(offered, rest.size());
+        const size_t used = p.put(boost::asio::buffer(rest.data(), n), ec);
+        if (ec == http::error::need_more) ec = {};
+        if (ec) break;
+        rest.remove_prefix(used);
+        if (used > 0) offered = chunk;
+        else if (n == rest.size()) break;   // the parser needs more than there is
+        else offered += chunk;
+    }
+    return ec;
+}
+
 struct api_under_test {
     hearth::daemon::testing::scripted_model model;
     std::shared_ptr<scheduler> sched = std::make_shared<scheduler>();
@@ -103,36 +126,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     std::string_view rest(reinterpret_cast<const char *>(data) + 1, size - 1);
     const token_check token_ok = [](std::string_view p) { return p == "fuzz-token"; };
     for (int n_requests = 0; !rest.empty() && n_requests < 8; ++n_requests) {
-        http::request_parser<http::string_body> parser;
-        configure_request_parser(parser, 1024, 4096);
-        boost::beast::error_code ec;
-        // As the transport's read does: what the parser did not use is offered again with more.
-        size_t offered = chunk;
-        while (!rest.empty() && !parser.is_done()) {
-            const size_t n = std::min(offered, rest.size());
-            const size_t used = parser.put(boost::asio::buffer(rest.data(), n), ec);
-            if (ec == http::error::need_more) ec = {};
-            if (ec) break;
-            rest.remove_prefix(used);
-            if (used > 0) offered = chunk;
-            else if (n == rest.size()) break;   // the parser needs more than there is
-            else offered += chunk;
+        request_parser parser;
+        configure_request_parser(parser, 1024);
+        boost::beast::error_code ec = feed(parser, rest, chunk, /*header_only=*/true);
+        if (!ec && !parser.is_header_done()) return 0;   // the client never finished its header
+        if (!ec) {
+            const header_verdict v = check_header(parser, token_ok, 4096);
+            if (v.refusal) {
+                const unsigned s = v.refusal->status;
+                check(s == 400 || s == 401 || s == 403 || s == 404 || s == 405 || s == 413 || s == 417, "a refusal with an odd status");
+                check(is_json(error_response(s, v.refusal->message).body), "a refusal's body that is not JSON");
+                return 0;   // the transport answers and closes: the body is never read
+            }
+            const auto & h = parser.get();
+            check(!v.send_continue || (h.version() == 11 && h.find(http::field::expect) != h.end() && !parser.is_done()),
+                  "100 Continue for a client that did not wait for it");
+            ec = feed(parser, rest, chunk, /*header_only=*/false);
         }
         if (ec) {
             const auto [status, why] = parse_error_status(ec);
             check(status == 400 || status == 413 || status == 431, "a parse error without its status");
+            check(is_json(error_response(status, why).body), "a parse error's body that is not JSON");
             return 0;
         }
         if (!parser.is_done()) return 0;
         http::request<http::string_body> req = parser.release();
-        if (auto no = check_request(req, token_ok)) {
-            check(no->status == 400 || no->status == 401 || no->status == 403, "a refusal with an odd status");
-            continue;
-        }
+        check(req.body().size() <= 4096, "a body over the limit was read");
         http_request r;
         r.method = std::string(req.method_string());
-        r.path = std::string(req.target().substr(0, req.target().find('?')));
-        r.body = req.body();
+        r.path = std::string(target_path(req.target()));
+        r.body = std::move(req.body());
         r.owner = 1;
         auto rec = std::make_shared<recorder>();
         t->api.handle(r, rec);

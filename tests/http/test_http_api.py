@@ -6,7 +6,7 @@
   - /tokenize, /detokenize, /health, /props, /slots, /metrics;
   - curl for each refusal: no token, wrong token, wrong Host, Origin, preflight, oversize body
     and header; raw sockets for the unauthenticated-connection limits.
-Usage: test_http_api.py HEARTH_BINARY   (the model: $HEARTH_DEFAULT_MODEL, else the cache's default)
+Usage: test_http_api.py HEARTH_BINARY [-k NAME...]   (the model: $HEARTH_DEFAULT_MODEL, else the cache's default)
 """
 import json
 import os
@@ -265,6 +265,91 @@ class http_api_test(unittest.TestCase):
             big.flush()
             self.assertEqual(curl(self.d, self.d.url + "/infill", *auth, "--data-binary", "@" + big.name)[0], 413)
         self.assertEqual(curl(self.d, u, *auth, "-H", "X-Padding: " + "a" * 20000)[0], 431)
+        # A refusal that names what it refused stays JSON when that is not UTF-8.
+        for head in ["GET /health HTTP/1.1\r\nHost: \xffevil\r\n\r\n",
+                     f"GET /\xff HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {self.d.token}\r\n\r\n"]:
+            data, _ = self.raw_request(head.encode("latin-1"))
+            self.assertIn(json.loads(data.split(b"\r\n\r\n", 1)[1])["error"]["code"], (403, 404))
+
+    def raw_request(self, head, body=b"", wait_s=10):
+        """Sends a request's header (and body, if given) on a fresh socket; returns what the
+        server wrote until it closed or went quiet for wait_s seconds, and how long that took."""
+        t0 = time.time()
+        with socket.create_connection(("127.0.0.1", self.d.port)) as s:
+            s.settimeout(wait_s)
+            s.sendall((head if isinstance(head, bytes) else head.encode()) + body)
+            data = b""
+            try:
+                while chunk := s.recv(65536):
+                    data += chunk
+            except socket.timeout:
+                pass
+        return data, time.time() - t0
+
+    def test_refused_before_the_body(self):
+        # The header decides: a refusal comes straight after it, and the body is never read.
+        # These clients send only the header and a Content-Length, and wait.
+        auth = f"Authorization: Bearer {self.d.token}\r\n"
+        for head, want in [
+            ("POST /infill HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3145728\r\n\r\n", b"HTTP/1.1 401"),
+            ("POST /infill HTTP/1.1\r\nHost: evil.example\r\n" + auth + "Content-Length: 3145728\r\n\r\n", b"HTTP/1.1 403"),
+            ("POST /infill HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Length: 5242880\r\n\r\n", b"HTTP/1.1 413"),
+            ("POST /no/such HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Length: 1000\r\n\r\n", b"HTTP/1.1 404"),
+            ("POST /health HTTP/1.1\r\nHost: localhost\r\n" + auth + "Content-Length: 1000\r\n\r\n", b"HTTP/1.1 405"),
+            # No token and over the limit: the token is checked first.
+            ("POST /infill HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999999\r\n\r\n", b"HTTP/1.1 401"),
+            ("POST /tokenize HTTP/1.1\r\nHost: localhost\r\n" + auth + "Expect: a-pony\r\nContent-Length: 10\r\n\r\n",
+             b"HTTP/1.1 417"),
+        ]:
+            with self.subTest(head=head):
+                data, took = self.raw_request(head)
+                self.assertTrue(data.startswith(want), data[:200])
+                self.assertLess(took, 1.5)   # well inside auth-timeout-ms (2 s): answered, not timed out
+
+    def test_expect_100_continue(self):
+        # A client that waits for `100 Continue` gets it once the header passes, then sends the body.
+        body = json.dumps({"content": "x = 1\n" * 400}).encode()
+        head = (f"POST /tokenize HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {self.d.token}\r\n"
+                f"Expect: 100-continue\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+        with socket.create_connection(("127.0.0.1", self.d.port)) as s:
+            s.settimeout(5)
+            s.sendall(head.encode())
+            self.assertEqual(s.recv(4096), b"HTTP/1.1 100 Continue\r\n\r\n")
+            s.sendall(body)
+            data = b""
+            while chunk := s.recv(65536):   # Connection: close: the answer ends at the close
+                data += chunk
+        self.assertTrue(data.startswith(b"HTTP/1.1 200"), data[:200])
+        self.assertGreater(len(json.loads(data.split(b"\r\n\r\n", 1)[1])["tokens"]), 100)
+        # A refused one gets its refusal instead, and never a 100.
+        data, _ = self.raw_request(head.replace(f"Authorization: Bearer {self.d.token}\r\n", ""))
+        self.assertTrue(data.startswith(b"HTTP/1.1 401"), data[:200])
+
+    def test_curl_expect_100_continue(self):
+        # curl sends `Expect: 100-continue` for a body over 1 KiB and, without a 100, waits
+        # --expect100-timeout (1 s by default; 10 here, so a missing 100 cannot pass) to send it.
+        body = json.dumps({"content": "x = 1\n" * 400}).encode()
+        auth = ["-H", f"Authorization: Bearer {self.d.token}", "--expect100-timeout", "10"]
+        with tempfile.NamedTemporaryFile() as big:
+            big.write(body)
+            big.flush()
+            t0 = time.time()
+            status, headers = curl(self.d, self.d.url + "/tokenize", *auth, "-H", "Expect: 100-continue",
+                                   "--data-binary", "@" + big.name)
+            self.assertEqual(status, 200)
+            self.assertIn("100 continue", headers)
+            self.assertLess(time.time() - t0, 5)
+        with tempfile.NamedTemporaryFile() as big:
+            big.write(b"{" + b" " * (3 << 20) + b"}")
+            big.flush()
+            t0 = time.time()
+            status, headers = curl(self.d, self.d.url + "/infill", "--expect100-timeout", "10", "--data-binary", "@" + big.name)
+            self.assertEqual((status, "100 continue" in headers), (401, False))
+            self.assertLess(time.time() - t0, 5)
+            # Without Expect curl sends the body at once: the 401 still arrives whole (the
+            # server stops reading, but drains what comes before it closes, so no reset).
+            status, _ = curl(self.d, self.d.url + "/infill", "-H", "Expect:", "--data-binary", "@" + big.name)
+            self.assertEqual(status, 401)
 
     def test_loopback_only(self):
         addrs = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
@@ -344,4 +429,4 @@ if __name__ == "__main__":
     if not os.path.exists(MODEL):
         print(f"http_api: skipped: no model at {MODEL} (scripts/fetch-model; scripts/test sets HEARTH_DEFAULT_MODEL)")
         sys.exit(77)
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest.main(argv=sys.argv[:1] + sys.argv[2:], verbosity=2)   # after the binary: unittest's own (-k NAME)
