@@ -136,26 +136,29 @@ class llamacpp_server:
     def __init__(self, key):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
             [LLAMACPP_PYTHON, os.path.join(HERE, "llamacpp_server.py"), "--model", MODEL, "--host", "127.0.0.1",
              "--port", str(self.port), "--n_ctx", "4096", "--api_key", key, "--model_alias", "default"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            stdout=subprocess.DEVNULL, stderr=self.log)   # a file: it prints the whole chat template
         deadline = time.time() + 120
         while True:
             if self.proc.poll() is not None:
-                raise RuntimeError("llama-cpp-python's server did not start: " + self.proc.stderr.read()[-2000:])
+                self.log.seek(0)
+                raise RuntimeError("llama-cpp-python's server did not start: " + self.log.read()[-2000:])
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return
             except OSError:
                 if time.time() > deadline:
+                    self.stop()
                     raise RuntimeError("llama-cpp-python's server did not listen within 120 s")
                 time.sleep(0.2)
 
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=30)
-        self.proc.stderr.close()
+        self.log.close()
 
 
 class fault_stub:
