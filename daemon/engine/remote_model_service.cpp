@@ -114,6 +114,7 @@ sse_outcome remote_model_service::stream(const std::string & path, const std::st
 }
 
 result<completion> remote_model_service::complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) {
+    last_failure_ = sse_failure::none;   // an error before any request is no remote's fault
     if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
     const auto t0 = clock::now();
     json::object body;
@@ -187,6 +188,7 @@ result<completion> remote_model_service::complete(const fim_request & req, std::
 }
 
 result<chat_answer> remote_model_service::chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) {
+    last_failure_ = sse_failure::none;
     const auto t0 = clock::now();
     json::array messages;
     for (const auto & m : req.messages) messages.push_back(json::object{{"role", m.role}, {"content", m.content}});

@@ -5,8 +5,9 @@
     /v1/chat/completions), with an API key; a wrong key gets a clear message and the local answer;
   - another hearth daemon with --http (remote-api = llama-server: /infill, chat), and a chat
     cancelled mid-stream;
-  - faults: nothing listening at the URL (down at start), a stream that breaks off mid-answer
-    and a remote slower than remote-budget-ms: a small stub server here plays those two.
+  - faults: nothing listening at the URL (down at start), a stream that breaks off mid-answer,
+    a remote slower than remote-budget-ms and a 200 that is no SSE stream: a small stub server
+    here plays the last three.
 Usage: test_remote_engine.py HEARTH_BINARY LLAMACPP_PYTHON
 (the model: $HEARTH_DEFAULT_MODEL, else the cache's default; exit 77 without it).
 """
@@ -133,13 +134,13 @@ def write_key(directory, key):
 class llamacpp_server:
     """llama-cpp-python's server (python -m llama_cpp.server) on the default model, with an API key."""
 
-    def __init__(self, key):
+    def __init__(self, key, *extra):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen(
             [LLAMACPP_PYTHON, os.path.join(HERE, "llamacpp_server.py"), "--model", MODEL, "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", "4096", "--api_key", key, "--model_alias", "default"],
+             "--port", str(self.port), "--n_ctx", "4096", "--api_key", key, "--model_alias", "default", *extra],
             stdout=subprocess.DEVNULL, stderr=self.log)   # a file: it prints the whole chat template
         deadline = time.time() + 120
         while True:
@@ -162,8 +163,9 @@ class llamacpp_server:
 
 
 class fault_stub:
-    """An HTTP server for the two faults a real server does not make on demand: `drop` sends
-    one SSE event and closes the connection; `slow` waits `delay` s before its first byte."""
+    """An HTTP server for the faults a real server does not make on demand: `drop` sends one
+    SSE event and closes the connection; `slow` waits `delay` s before its first byte;
+    `malformed` answers 200 with a page that is no SSE stream."""
 
     def __init__(self, mode, delay=0.0):
         outer = self
@@ -178,6 +180,9 @@ class fault_stub:
                     self.send_response(200)
                     self.send_header("Content-Type", "text/event-stream")
                     self.end_headers()
+                    if mode == "malformed":   # an HTML error page where the stream should be
+                        self.wfile.write(b"<html><body>502 Bad Gateway</body></html>\n\n")
+                        return
                     event = {"choices": [{"text": "ra", "delta": {"content": "ra"}, "finish_reason": None}]}
                     self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
                     self.wfile.flush()
@@ -330,6 +335,18 @@ class fault_test(unittest.TestCase):
             self.assertTrue(e.complete().strip(), "the local fallback gave no completion")
             st = e.engine()
             self.assertEqual((st["serving"], st["lastFailure"]), ("local", "dropped"), st)
+        finally:
+            e.stop()
+            stub.stop()
+
+    def test_malformed_stream(self):
+        stub = fault_stub("malformed")
+        e = editor(remote_config(stub.url, "llama-server"))
+        try:
+            self.assertTrue(e.complete().strip(), "the local fallback gave no completion")
+            st = e.engine()
+            self.assertEqual((st["serving"], st["lastFailure"]), ("local", "malformed"), st)
+            self.assertIn("is not the stream expected: a line that is no SSE field: '<html>", st["lastError"])
         finally:
             e.stop()
             stub.stop()
