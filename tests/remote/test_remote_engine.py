@@ -45,7 +45,7 @@ class editor:
         os.chmod(self.dir, 0o700)
         cfg = os.path.join(self.dir, "config.toml")
         with open(cfg, "w") as f:
-            f.write(config_text + "\n[completion]\ndebounce-ms = 0\nprefetch = false\n")
+            f.write(config_text + "\n[completion]\ndebounce-ms = 0\nprefetch = false\n[chat]\nmax-tokens = 128\n")
         self.log_path = os.path.join(self.dir, "daemon.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
@@ -223,7 +223,9 @@ class llamacpp_remote_test(unittest.TestCase):
         cls.server.stop()
 
     def test_completion_and_chat_through_the_remote(self):
-        e = editor(remote_config(self.server.url, "openai", write_key(self.keys, "team-key-1"), model="default"))
+        # A budget for a loaded test machine: the happy path must not fall back on a slow moment.
+        e = editor(remote_config(self.server.url, "openai", write_key(self.keys, "team-key-1"), budget_ms=120000,
+                                 model="default"))
         try:
             text = e.complete()
             self.assertTrue(text.strip(), "an empty completion from the remote")
@@ -258,7 +260,8 @@ class hearth_remote_test(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.remote = http_daemon()
-        cls.editor = editor(remote_config(cls.remote.url, "llama-server", os.path.join(cls.remote.dir, "hearth.token")))
+        cls.editor = editor(remote_config(cls.remote.url, "llama-server", os.path.join(cls.remote.dir, "hearth.token"),
+                                          budget_ms=120000))
 
     @classmethod
     def tearDownClass(cls):
@@ -352,14 +355,15 @@ class fault_test(unittest.TestCase):
             stub.stop()
 
     def test_slow_remote_over_budget(self):
-        stub = fault_stub("slow", delay=6.0)
+        stub = fault_stub("slow", delay=60.0)
         e = editor(remote_config(stub.url, "llama-server", budget_ms=400))
         try:
             t0 = time.time()
             self.assertTrue(e.complete().strip(), "the local fallback gave no completion")
             st = e.engine()
             self.assertEqual((st["serving"], st["lastFailure"]), ("local", "over_budget"), st)
-            self.assertLess(time.time() - t0, 5.5, "the completion waited for the slow remote")
+            # The local answer (seconds on a loaded machine), not the remote's minute.
+            self.assertLess(time.time() - t0, 45, "the completion waited for the slow remote")
         finally:
             e.stop()
             stub.stop()
