@@ -40,7 +40,7 @@ struct completion_settings {
     // Time budgets, each apart (docs/daemon.md): evaluating the prompt (a window that would
     // take longer at the measured speed is shortened), generating a candidate from its first
     // token, and the hard cap up to which a line the generation budget interrupted is finished.
-    uint32_t prompt_budget_ms = 3000;
+    uint32_t prompt_budget_ms = 6000;
     uint32_t time_budget_ms = 1000;
     uint32_t time_cap_ms = 4000;
     int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
