@@ -18,6 +18,7 @@
 #include "daemon/server/daemon_server.h"
 #include "daemon/server/logging.h"
 #include "daemon/engine/model_path.h"
+#include "daemon/engine/fallback_model_service.h"
 #include "daemon/engine/model_service.h"
 #include "inference/slot_store.h"
 
@@ -96,6 +97,16 @@ int run_daemon_command(const daemon_flags & f) {
                      st.n_threads, st.cache_type, st.kv_budget_bytes);
     } else {
         spdlog::warn("{}: completion and chat will answer errors", model_path.message());
+    }
+    if (cfg.remote.engine == "remote") {
+        auto m = make_remote_engine(cfg.remote, std::move(model));
+        if (!m) {
+            spdlog::critical("engine = remote: {}", m.message());
+            return 1;
+        }
+        model = std::move(*m);
+        spdlog::info("engine remote: {} ({}){}", cfg.remote.url, cfg.remote.api,
+                     model->status().model_path.empty() ? ", no local fallback" : ", the local model as fallback");
     }
     daemon_server server(cfg, std::move(model));
     if (auto s = server.start(); !s) {

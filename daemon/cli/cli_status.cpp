@@ -135,6 +135,14 @@ void print_status(const boost::json::object & s) {
     std::printf("hearth %s\n", str(s, "version").c_str());
     std::printf("model              %s (%s, %.1f MiB mapped)\n", str(s, "model").c_str(), str(s, "modelPath").c_str(),
                 num(s, "mappedBytes") / mib);
+    if (const auto * e = s.if_contains("engine"); e && e->is_object() && str(e->as_object(), "kind") == "remote") {
+        const auto & o = e->as_object();
+        std::printf("engine             remote %s (%s), serving: %s; %.0f answered remotely, %.0f by the local fallback\n",
+                    str(o, "remoteUrl").c_str(), str(o, "remoteApi").c_str(), str(o, "serving").c_str(), num(o, "remoteAnswers"),
+                    num(o, "fallbacks"));
+        if (!str(o, "lastError").empty())
+            std::printf("remote last error  %s (%s)\n", str(o, "lastError").c_str(), str(o, "lastFailure").c_str());
+    }
     std::printf("compute            %.0f threads, KV cache %s, context %.0f\n", num(s, "threads"), str(s, "cacheType").c_str(),
                 num(s, "contextLength"));
     std::printf("KV budget          %.1f MiB, %.1f MiB used\n", num(s, "kvBudgetBytes") / mib, num(s, "kvUsedBytes") / mib);

@@ -131,6 +131,19 @@ struct chat_answer {
     generation_timings timings;
 };
 
+// Where completions and chats are computed (daemon/engine/fallback_model_service.h).
+struct engine_state {
+    std::string kind = "local";    // "local", or "remote" (a remote engine, the local model as fallback)
+    std::string remote_url;
+    std::string remote_api;        // "openai" or "llama-server"
+    std::string serving = "local"; // who answered the last request: "remote" or "local"
+    std::string last_error;        // why the remote did not answer the last time it failed ("": never)
+    std::string last_failure;      // its kind (sse_failure_name), "" when the last request went well
+    uint64_t remote_answers = 0;   // requests the remote answered
+    uint64_t fallbacks = 0;        // requests the local model answered because the remote failed
+    double last_remote_ms = 0;     // the remote's last answer, request to end
+};
+
 struct model_status {
     bool loaded = false;
     std::string model_name;        // general.name, else the file name
@@ -158,6 +171,14 @@ struct model_status {
     uint64_t windows_shortened = 0;    // completions whose window was shortened for the prompt budget
     double prompt_tokens_per_s = 0;    // of the last call (0 if none)
     double generate_tokens_per_s = 0;  // of the last call (0 if none)
+    engine_state engine;
+};
+
+// A completion's prompt as text, for an engine that takes raw prompts (the remote's
+// /v1/completions): FIM tokens written out, and the texts that end a fill.
+struct completion_prompt {
+    std::string prompt;
+    std::vector<std::string> stop;
 };
 
 class model_service {
@@ -184,6 +205,12 @@ public:
     // outside the vocabulary is an error). Any thread: the vocabulary is read-only.
     virtual result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special) const = 0;
     virtual result<std::string> detokenize(std::span<const int32_t> ids) const = 0;
+
+    // The prompt complete() would evaluate for req, as text (special tokens written out),
+    // fitted to the context as complete() fits it. Any thread.
+    virtual result<completion_prompt> completion_prompt_text(const fim_request &) const {
+        return fail("this engine has no vocabulary to write a FIM prompt with");
+    }
 
     // Writes what should survive a restart (the KV slots, where persistence is on). Called
     // once when the daemon stops, after the compute worker has finished.

@@ -280,6 +280,25 @@ public:
         return lm_->vocab().tokenize(text, add_special, parse_special);
     }
 
+    result<completion_prompt> completion_prompt_text(const fim_request & req) const override {
+        const auto & voc = lm_->vocab();
+        inference::fim_input in;
+        in.prefix = req.prefix;
+        in.suffix = req.suffix;
+        in.path = req.uri;
+        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
+        const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+        auto prompt = fit_fim_prompt(voc, in, room);
+        if (!prompt) return prompt.error();
+        completion_prompt out;
+        out.prompt = voc.detokenize(*prompt, /*remove_special=*/false, /*render_special=*/true);
+        for (const token_id t : inference::fim_end_tokens(voc)) {
+            const token_id one[] = {t};
+            out.stop.push_back(voc.detokenize(one, false, true));
+        }
+        return out;
+    }
+
     result<std::string> detokenize(std::span<const int32_t> ids) const override {
         const auto & voc = lm_->vocab();
         for (size_t i = 0; i < ids.size(); ++i)

@@ -90,6 +90,19 @@ lsp::status_result services::status() const {
         extra["lastCachedTokens"] = m.last.n_cached_tokens;
         extra["lastGeneratedTokens"] = m.last.n_generated;
         extra["promptWindowsShortened"] = m.windows_shortened;
+        // Who computes: "local", or a remote engine and whether it answered the last request.
+        const auto & e = m.engine;
+        boost::json::object engine{{"kind", e.kind}, {"serving", e.serving}};
+        if (e.kind == "remote") {
+            engine["remoteUrl"] = e.remote_url;
+            engine["remoteApi"] = e.remote_api;
+            engine["lastError"] = e.last_error;
+            engine["lastFailure"] = e.last_failure;
+            engine["remoteAnswers"] = e.remote_answers;
+            engine["fallbacks"] = e.fallbacks;
+            engine["lastRemoteMs"] = e.last_remote_ms;
+        }
+        extra["engine"] = std::move(engine);
     }
     extra["completionOutcomes"] = completion_.outcomes_json();
     extra["connections"] = connections_.load();

@@ -107,6 +107,12 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"log-level", string(F(log_level))},
         {"log-file", string(F(log_file))},
         {"io-threads", integer(F(io_threads), 1, 64)},
+        {"engine", string(F(remote.engine))},
+        {"remote-url", string(F(remote.url))},
+        {"remote-api", string(F(remote.api))},
+        {"remote-model", string(F(remote.model))},
+        {"remote-key-file", string(F(remote.key_file))},
+        {"remote-budget-ms", integer(F(remote.budget_ms), 1, 600000)},
     };
     return keys;
 }
@@ -242,6 +248,12 @@ status validate(const daemon_config & c) {
     if (auto m = inference::parse_speculate_mode(c.speculate); !m) return fail("speculate: ", m.message());
     if ((c.speculate == "draft" || c.speculate == "both") && c.draft_model.empty())
         return fail("speculate = ", c.speculate, " needs draft-model");
+    if (c.remote.engine != "local" && c.remote.engine != "remote")
+        return fail("engine '", c.remote.engine, "': expected local or remote");
+    if (c.remote.api != "openai" && c.remote.api != "llama-server")
+        return fail("remote-api '", c.remote.api, "': expected openai or llama-server");
+    if (c.remote.engine == "remote" && c.remote.url.rfind("http://", 0) != 0 && c.remote.url.rfind("https://", 0) != 0)
+        return fail("engine = remote needs remote-url = \"http://host:port\" (or https://); got '", c.remote.url, "'");
     static const char * levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
     bool level_ok = false;
     for (const char * l : levels) level_ok |= c.log_level == l;

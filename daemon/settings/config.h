@@ -62,6 +62,17 @@ struct chat_settings {
                                 "put code in fenced blocks.";
 };
 
+// Where completions and chats are computed (docs/remote.md): the local model, or an
+// OpenAI-compatible engine with the local model as fallback.
+struct remote_settings {
+    std::string engine = "local";     // "local" or "remote"
+    std::string url;                  // remote-url: http(s)://host:port
+    std::string api = "openai";       // remote-api: openai or llama-server
+    std::string model;                // remote-model: the "model" each request names ("": none)
+    std::string key_file;             // remote-key-file: the API key, read from this file ("": none)
+    uint32_t budget_ms = 1500;        // remote-budget-ms: the first piece of an answer within this, else local
+};
+
 struct daemon_config {
     std::string model_path;
     int32_t threads = 0;                  // 0: the engine picks
@@ -85,6 +96,7 @@ struct daemon_config {
     std::string log_level = "info";
     std::string log_file;                 // "": default_log_file(); "none": no file
     int io_threads = 2;
+    remote_settings remote;
     daemon_limits limits;
     completion_settings completion;
     chat_settings chat;

@@ -131,3 +131,32 @@ TEST_CASE("the HTTP API's keys: off by default, a port, a token file or the expl
     CHECK_THAT(e.message(), Catch::Matchers::Contains("http-port: expected -1..65535"));
     CHECK_FALSE(load_config_text("http-no-token = \"yes\"\n", "c.toml", bad));
 }
+
+TEST_CASE("the remote engine's keys: local by default, remote needs an http(s) URL and a known API", "[daemon][config]") {
+    daemon_config c;
+    CHECK(c.remote.engine == "local");
+    CHECK(validate(c));
+    REQUIRE(load_config_text("engine = \"remote\"\nremote-url = \"https://gpu.team:8000\"\nremote-api = \"llama-server\"\n"
+                             "remote-model = \"coder\"\nremote-key-file = \"/k\"\nremote-budget-ms = 700\n",
+                             "c.toml", c));
+    CHECK(c.remote.engine == "remote");
+    CHECK(c.remote.url == "https://gpu.team:8000");
+    CHECK(c.remote.api == "llama-server");
+    CHECK(c.remote.model == "coder");
+    CHECK(c.remote.key_file == "/k");
+    CHECK(c.remote.budget_ms == 700);
+    CHECK(validate(c));
+    c.remote.url = "gpu.team:8000";
+    auto s = validate(c);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("engine = remote needs remote-url"));
+    c.remote.url = "http://gpu.team:8000";
+    c.remote.api = "vllm";
+    s = validate(c);
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.message(), Catch::Matchers::Contains("remote-api 'vllm': expected openai or llama-server"));
+    daemon_config bad;
+    auto e = load_config_text("remote-budget-ms = 0\n", "c.toml", bad);
+    REQUIRE_FALSE(e);
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("remote-budget-ms"));
+}

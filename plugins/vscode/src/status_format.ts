@@ -19,11 +19,22 @@ export function isWorking(s: StatusResult | undefined, waiting: boolean): boolea
     return waiting || (num(s?.requestsInFlight) ?? 0) > 0 || (num(s?.queueDepth) ?? 0) > 0;
 }
 
+// A daemon with engine = remote: who answered the last request ("remote", or "local
+// fallback" while the remote is down, slow or refuses the key). Nothing for a local engine.
+export function engineText(s: StatusResult): string | undefined {
+    const e = s.engine as { kind?: unknown; serving?: unknown } | undefined;
+    if (typeof e !== 'object' || e === null || e.kind !== 'remote') return undefined;
+    return e.serving === 'local' ? 'local fallback' : 'remote';
+}
+
 export function statusBarText(s: StatusResult | undefined, waiting: boolean): string {
     const working = isWorking(s, waiting);
     const icon = working ? '$(sync~spin)' : '$(flame)';
     if (!s) return `${icon} hearth`;
-    const parts = [`${icon} ${modelName(s)}`, working ? 'working' : 'idle'];
+    const parts = [`${icon} ${modelName(s)}`];
+    const where = engineText(s);
+    if (where) parts.push(where);
+    parts.push(working ? 'working' : 'idle');
     const ms = num(s.lastCompletionMs);
     if (ms !== undefined && ms > 0) parts.push(`${Math.round(ms)} ms`);
     const tps = num(s.decodeTokensPerSecond);

@@ -104,6 +104,9 @@ test('status bar line and report from hearth/status', () => {
     assert.equal(statusBarText(s, true), '$(sync~spin) stories260K · working · 123 ms · 45.7 tok/s');
     assert.equal(statusBarText({ ...s, requestsInFlight: 1 }, false), '$(sync~spin) stories260K · working · 123 ms · 45.7 tok/s');
     assert.equal(statusBarText({ model: 'm', lastCompletionMs: 0 }, false), '$(flame) m · idle');
+    assert.equal(statusBarText({ model: 'm', engine: { kind: 'remote', serving: 'remote' } }, false), '$(flame) m · remote · idle');
+    assert.equal(statusBarText({ model: 'm', engine: { kind: 'remote', serving: 'local' } }, false), '$(flame) m · local fallback · idle');
+    assert.equal(statusBarText({ model: 'm', engine: { kind: 'local', serving: 'local' } }, false), '$(flame) m · idle');
     assert.equal(statusBarText(undefined, false), '$(flame) hearth');
     assert.ok(isWorking({ queueDepth: 2 }, false));
     assert.equal(modelName({ modelPath: '/a/b/c.gguf' }), 'c.gguf');
