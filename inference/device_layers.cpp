@@ -12,7 +12,59 @@ using kernels::device_buffer;
 using kernels::tensor_type;
 using buffer_ptr = std::unique_ptr<device_buffer>;
 
-constexpr int32_t k_ctx_step = 256;   // device caches grow in steps of this many positions
+// One cache's K/V rows of the device's layers, in device buffers ([n_alloc_][row_bytes_] each),
+// grown as kv_cache grows its host rows. Holds the device, so it may outlive the layer_device.
+class device_kv_rows final : public kv_device_rows {
+public:
+    device_kv_rows(std::shared_ptr<kernels::device_ops> ops, int32_t first, int32_t n_layer, size_t row_bytes, int32_t n_ctx)
+        : ops_(std::move(ops)), first_(first), n_ctx_(n_ctx), row_bytes_(row_bytes),
+          k_(static_cast<size_t>(n_layer - first)), v_(static_cast<size_t>(n_layer - first)) {}
+
+    const void * owner() const override { return ops_.get(); }
+    int32_t first_layer() const override { return first_; }
+    int32_t n_alloc() const override { return n_alloc_; }
+    uint64_t bytes() const override { return 2ull * k_.size() * static_cast<uint64_t>(n_alloc_) * row_bytes_; }
+
+    status reserve(int32_t n) override {
+        if (n <= n_alloc_) return {};
+        // The rounding kv_cache::reserve applies, so a slot costs the same wherever it lives.
+        const int32_t step = kv_cache::k_grow_positions;
+        const int32_t grown = std::min(n_ctx_, (n + step - 1) / step * step);
+        const size_t kept = static_cast<size_t>(n_alloc_) * row_bytes_;
+        std::vector<buffer_ptr> k(k_.size()), v(v_.size());
+        for (size_t i = 0; i < k_.size(); ++i) {
+            for (auto [to, from] : {std::pair{&k[i], &k_[i]}, {&v[i], &v_[i]}}) {
+                auto b = ops_->make_buffer(static_cast<size_t>(grown) * row_bytes_);
+                if (!b) return b.error();
+                if (kept > 0)
+                    if (status s = ops_->copy(**from, 0, **b, 0, kept); !s) return s;
+                *to = std::move(*b);
+            }
+        }
+        k_ = std::move(k);
+        v_ = std::move(v);
+        n_alloc_ = grown;
+        return {};
+    }
+    status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const override {
+        return rows(il, h).download(dst, static_cast<size_t>(n) * row_bytes_, static_cast<size_t>(pos) * row_bytes_);
+    }
+    status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) override {
+        return rows(il, h).upload(src, static_cast<size_t>(n) * row_bytes_, static_cast<size_t>(pos) * row_bytes_);
+    }
+
+    device_buffer & rows(int32_t il, kv_half h) const {
+        return *(h == kv_half::k ? k_ : v_)[static_cast<size_t>(il - first_)];
+    }
+
+private:
+    std::shared_ptr<kernels::device_ops> ops_;
+    int32_t first_;
+    int32_t n_ctx_;
+    size_t row_bytes_;
+    int32_t n_alloc_ = 0;
+    std::vector<buffer_ptr> k_, v_;   // [n_layer - first_]
+};
 
 class device_layers final : public layer_device {
 public:
@@ -34,10 +86,11 @@ private:
         size_t row_bytes = 0;
     };
     struct dev_layer {
-        buffer_ptr attn_norm, ffn_norm, bq, bk, bv, k_cache, v_cache;   // k/v_cache: [ctx_cap_][n_embd_kv] f16
+        buffer_ptr attn_norm, ffn_norm, bq, bk, bv;
         dev_weight wq, wk, wv, wo, gate, up, down;
     };
 
+    result<device_kv_rows *> rows_of(kv_cache & cache);
     status ensure_capacity(int32_t n, int32_t ctx);
     result<buffer_ptr> make_from(const void * data, size_t bytes) const;
 
@@ -46,8 +99,9 @@ private:
     int32_t first_ = 0;
     std::string describe_;
     std::vector<dev_layer> layers_;   // [n_layer - first_]
-    int32_t n_cap_ = 0, ctx_cap_ = 0;
-    // Activations, each [n_cap_][width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32.
+    int32_t n_cap_ = 0;
+    // Activations, each [n_cap_][width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
+    // scores_: attention's scratch for n_cap_ tokens over the widest cache seen.
     buffer_ptr x_, cur_, q_, k_, v_, attn_, gate_, up_, pos_, n_kv_, kv_start_, no_window_, scores_;
     buffer_ptr x_q8_;   // the input of the next products in q8_0, where their weights take it
 };
@@ -117,20 +171,31 @@ status device_layers::ensure_capacity(int32_t n, int32_t ctx) {
         if (status s = make(x_q8_, ops_->q8_0_activation_bytes(n, widest)); !s) return s;
         const std::vector<int32_t> zeros(static_cast<size_t>(n), 0);
         if (status s = no_window_->upload(zeros.data(), zeros.size() * sizeof(int32_t)); !s) return s;
+        n_cap_ = n;
     }
-    if (ctx > ctx_cap_) {
-        const int32_t cap = (ctx + k_ctx_step - 1) / k_ctx_step * k_ctx_step;
-        const size_t rows = static_cast<size_t>(cap) * static_cast<size_t>(hp.n_embd_kv()) * sizeof(uint16_t);
-        for (dev_layer & d : layers_)
-            for (buffer_ptr * c : {&d.k_cache, &d.v_cache})
-                if (status s = make(*c, rows); !s) return s;
-        ctx_cap_ = cap;
-    }
-    const size_t scores = static_cast<size_t>(std::max(n, n_cap_)) * hp.n_head * ctx_cap_ * sizeof(float);
+    const size_t scores = static_cast<size_t>(n_cap_) * hp.n_head * ctx * sizeof(float);
     if (!scores_ || scores_->size() < scores)
         if (status s = make(scores_, scores); !s) return s;
-    n_cap_ = std::max(n, n_cap_);
     return {};
+}
+
+// The cache's rows of this device's layers: adopted on first sight (the host's valid rows copied
+// up, then freed), brought home first where another device holds them.
+result<device_kv_rows *> device_layers::rows_of(kv_cache & cache) {
+    kv_device_rows * held = cache.device_rows();
+    if (held && held->owner() == ops_.get() && held->first_layer() == first_) return static_cast<device_kv_rows *>(held);
+    if (held)
+        if (status s = cache.bring_home(); !s) return s.error();
+    const hparams & hp = model_.hp();
+    auto rows = std::make_unique<device_kv_rows>(ops_, first_, hp.n_layer, cache.row_bytes(), cache.n_ctx());
+    if (status s = rows->reserve(cache.n_alloc()); !s) return s.error();
+    for (int32_t il = first_; il < hp.n_layer; ++il) {
+        if (status s = rows->write(il, kv_half::k, 0, cache.n_pos(), cache.k_data(il)); !s) return s.error();
+        if (status s = rows->write(il, kv_half::v, 0, cache.n_pos(), cache.v_data(il)); !s) return s.error();
+    }
+    device_kv_rows * out = rows.get();
+    cache.attach_device_rows(std::move(rows));
+    return out;
 }
 
 status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
@@ -139,16 +204,14 @@ status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
     const int32_t pos0 = pos[0];
     int32_t ctx = pos0 + n;
     for (int32_t t = 0; t < n; ++t) ctx = std::max(ctx, n_kv[t]);
-    if (status s = ensure_capacity(n, ctx); !s) return s;
-    const size_t row_bytes = cache.row_bytes();
+    auto rows = rows_of(cache);
+    if (!rows) return rows.error();
+    device_kv_rows & kv = **rows;
+    if (status s = kv.reserve(std::max(ctx, cache.n_alloc())); !s) return s;
+    const int32_t n_ctx = kv.n_alloc();
+    if (status s = ensure_capacity(n, n_ctx); !s) return s;
     const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_embd_kv = hp.n_embd_kv();
 
-    // The rows before the batch, as the kv_cache holds them (the host mirror).
-    for (int32_t il = first_; il < hp.n_layer && pos0 > 0; ++il) {
-        dev_layer & d = layers_[static_cast<size_t>(il - first_)];
-        if (status s = d.k_cache->upload(cache.k_data(il), static_cast<size_t>(pos0) * row_bytes); !s) return s;
-        if (status s = d.v_cache->upload(cache.v_data(il), static_cast<size_t>(pos0) * row_bytes); !s) return s;
-    }
     for (status s : {x_->upload(x, static_cast<size_t>(n * n_embd) * sizeof(float)),
                      pos_->upload(pos, static_cast<size_t>(n) * sizeof(int32_t)),
                      n_kv_->upload(n_kv, static_cast<size_t>(n) * sizeof(int32_t)),
@@ -176,10 +239,11 @@ status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
         const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
         o.rope(*q_, *pos_, n, hp.n_head, hp.head_dim, rope);
         o.rope(*k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
-        o.kv_append_f16(*k_, *d.k_cache, pos0, n, n_embd_kv);
-        o.kv_append_f16(*v_, *d.v_cache, pos0, n, n_embd_kv);
-        o.attention_f16(*q_, *d.k_cache, *d.v_cache, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_, *attn_,
-                        {n, hp.n_head, hp.n_head_kv, hp.head_dim, ctx_cap_, hp.kq_scale});
+        const device_buffer & k_rows = kv.rows(il, kv_half::k), & v_rows = kv.rows(il, kv_half::v);
+        o.kv_append_f16(*k_, k_rows, pos0, n, n_embd_kv);
+        o.kv_append_f16(*v_, v_rows, pos0, n, n_embd_kv);
+        o.attention_f16(*q_, k_rows, v_rows, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_, *attn_,
+                        {n, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx, hp.kq_scale});
         products(*attn_, n_q, {{&d.wo, cur_.get()}});
         o.add(*x_, *cur_, *x_, n * n_embd, n * n_embd);
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
@@ -191,15 +255,8 @@ status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
     }
     if (status st = o.finish(); !st) return st;
 
-    // Only now, with every layer done, the results replace x and the batch's cache rows.
-    if (status st = x_->download(x, static_cast<size_t>(n * n_embd) * sizeof(float)); !st) return st;
-    for (int32_t il = first_; il < hp.n_layer; ++il) {
-        const dev_layer & d = layers_[static_cast<size_t>(il - first_)];
-        const size_t off = static_cast<size_t>(pos0) * row_bytes, bytes = static_cast<size_t>(n) * row_bytes;
-        if (status st = d.k_cache->download(cache.k_row(il, pos0), bytes, off); !st) return st;
-        if (status st = d.v_cache->download(cache.v_row(il, pos0), bytes, off); !st) return st;
-    }
-    return {};
+    // Only now, with every layer done, the result replaces x (the batch's K/V rows stay on the device).
+    return x_->download(x, static_cast<size_t>(n * n_embd) * sizeof(float));
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // device_layers: the one layer_device every GPU backend runs, a transformer layer's graph written
 // once over kernels/device_ops.h (the backends: vulkan_layers.h, cuda_layers.h). The offloaded
-// layers' weights are uploaded once; each batch's layers are queued and waited for once; the
-// batch's K/V rows are written on the device (kv_append_f16, the CPU's f16 rounding bit for bit)
-// and copied back into the kv_cache; the rows before the batch are copied up from it (the host
-// mirror). Runs llama-style layers (RMS norm, SwiGLU, optional Q/K/V biases) over an f16 cache.
+// layers' weights are uploaded once; each batch's layers are queued and waited for once; each
+// kv_cache's rows of these layers live on the device (kv_device_rows), written there by
+// kv_append_f16 (the CPU's f16 rounding bit for bit), so only the hidden state crosses per batch.
+// Runs llama-style layers (RMS norm, SwiGLU, optional Q/K/V biases) over an f16 cache.
 // Thread-safety: owned by the engine.
 #pragma once
 

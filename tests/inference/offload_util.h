@@ -10,14 +10,19 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "inference/engine.h"
 #include "inference/layer_device.h"
 #include "inference/sampler.h"
 #include "inference/sequence.h"
+#include "inference/session_cache.h"
+#include "inference/slot_store.h"
 #include "tests/inference/golden_util.h"
 
 namespace hearth::inference::testing {
@@ -99,6 +104,107 @@ inline void check_golden_offload(device_factory make, const char * backend, cons
     const bool q8_activations = model_file.find("Q") != std::string::npos;
     CHECK(n_identical >= n_prompts - (q8_activations && layers == "all" ? 1 : 0));
     CHECK(worst < (q8_activations && layers == "all" ? 0.25f : 0.02f));
+}
+
+// What one engine answers through a session cache: greedy tokens after a cold prompt, after a
+// prompt that reuses its prefix, after the slot went to disk and came back, after a prompt whose
+// middle moved (chunk reuse, the K rows re-rotated), and after the device was taken away.
+struct session_answers {
+    std::vector<std::vector<int32_t>> tokens;   // per step
+    std::vector<int32_t> reused;                // positions prefill kept, per step
+    uint64_t used_bytes = 0, device_bytes = 0;  // of the session cache after the first step
+    int32_t host_layers = 0, n_alloc = 0;       // of the slot's cache after the first step
+    uint64_t n_restored = 0;
+};
+
+inline session_answers session_steps(engine & eng, const std::string & slot_dir, const model_identity & id) {
+    session_answers out;
+    slot_store store(slot_dir, id);
+    session_cache sc(eng, kernels::tensor_type::f16, 512, 64ull << 20);
+    sc.attach_store(&store);
+    std::vector<float> logits;
+    std::vector<int32_t> prompt;
+    for (int i = 0; i < 40; ++i) prompt.push_back(3 + (i * 37 + 11) % 500);
+    const auto step = [&](const std::vector<int32_t> & p, int32_t chunk_min) {
+        auto s = sc.acquire("file:///a.txt", 400);
+        REQUIRE(s.has_value());
+        auto st = prefill(eng, **s, p, logits, prefill_options{true, chunk_min, {}});
+        REQUIRE(st.has_value());
+        out.reused.push_back(st->n_reused);
+        std::vector<int32_t> got;
+        for (int i = 0; i < 8; ++i) {
+            got.push_back(sampler::argmax(logits));
+            REQUIRE(decode_one(eng, **s, got.back(), logits).has_value());
+        }
+        out.tokens.push_back(got);
+        return got;
+    };
+    const auto first = step(prompt, 0);
+    out.used_bytes = sc.stats().used_bytes;
+    out.device_bytes = sc.stats().device_bytes;
+    const kv_cache & c = (*sc.acquire("file:///a.txt", 400))->cache;
+    out.host_layers = c.host_layers();
+    out.n_alloc = c.n_alloc();
+    // The prefix and four of the generated tokens, then new ones.
+    std::vector<int32_t> second = prompt;
+    second.insert(second.end(), first.begin(), first.begin() + 4);
+    for (int i = 0; i < 6; ++i) second.push_back(7 + i * 31);
+    step(second, 0);
+    // To disk and back: the restored rows are the host's until the device adopts them.
+    sc.evict("file:///a.txt");
+    std::vector<int32_t> third = second;
+    third.push_back(101);
+    third.push_back(202);
+    step(third, 0);
+    out.n_restored = sc.stats().n_restored;
+    // An edit near the start: the 40 tokens after it move right by 3 (chunk reuse re-rotates their K).
+    std::vector<int32_t> fourth(third.begin(), third.begin() + 2);
+    for (int32_t t : {303, 304, 305}) fourth.push_back(t);
+    fourth.insert(fourth.end(), third.begin() + 2, third.end());
+    step(fourth, 16);
+    // Without the device: its rows come home and the CPU goes on from them.
+    eng.set_layer_device(nullptr);
+    std::vector<int32_t> fifth = fourth;
+    fifth.push_back(404);
+    fifth.push_back(405);
+    step(fifth, 0);
+    return out;
+}
+
+// The session cache's work with `layers` on the backend gives the CPU's greedy tokens at every
+// step, and the slot's offloaded rows are on the device, accounted there.
+inline void check_session_cache_offload(device_factory make, const char * backend, const std::string & layers) {
+    INFO(backend << ": stories260K-F32 --gpu-layers " << layers);
+    const std::string path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+    auto tm = load_test_model(path);
+    auto id = identify_model(path);
+    REQUIRE(id.has_value());
+    kernels::thread_pool pool(1);
+    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
+    auto dev = device_or_skip(make, backend, tm.mdl, *parse_gpu_layers(layers));
+    if (!dev) return;
+    const int32_t first = dev->first_layer();
+    gpu.set_layer_device(std::move(dev));
+    const auto root = std::filesystem::temp_directory_path() / ("hearth-offload-slots-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(root);
+    const auto want = session_steps(cpu, (root / "cpu").string(), *id);
+    const auto got = session_steps(gpu, (root / "gpu").string(), *id);
+    std::filesystem::remove_all(root);
+    REQUIRE(got.tokens.size() == want.tokens.size());
+    for (size_t i = 0; i < want.tokens.size(); ++i) {
+        INFO("step " << i);
+        CHECK(got.tokens[i] == want.tokens[i]);
+        CHECK(got.reused[i] == want.reused[i]);
+    }
+    CHECK(want.reused[1] == 40);   // the prefix was kept (not the decoded tokens: prefill computes those again)
+    CHECK(want.reused[3] > 40);   // the moved chunk was kept
+    CHECK(got.n_restored == 1);
+    // The offloaded layers' rows live on the device; the slot costs what it cost on the CPU.
+    const hparams & hp = tm.mdl.hp();
+    CHECK(got.host_layers == first);
+    CHECK(got.device_bytes == 2ull * (hp.n_layer - first) * got.n_alloc * hp.n_embd_kv() * sizeof(uint16_t));
+    CHECK(want.device_bytes == 0);
+    CHECK(got.used_bytes == want.used_bytes);
 }
 
 }  // namespace hearth::inference::testing

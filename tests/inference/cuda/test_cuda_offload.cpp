@@ -18,3 +18,9 @@ TEST_CASE("cuda offload: stories260K greedy tokens identical to the CPU's with 2
     const std::string layers = GENERATE("2", "all");
     check_golden_offload(make_cuda_layers, "CUDA", model_file, layers);
 }
+
+TEST_CASE("cuda offload: the session cache's prefix reuse, slot files and chunk reuse give the CPU's tokens, "
+          "the offloaded rows on the device", "[inference][cuda]") {
+    const std::string layers = GENERATE("2", "all");
+    check_session_cache_offload(make_cuda_layers, "CUDA", layers);
+}

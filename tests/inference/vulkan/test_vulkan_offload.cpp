@@ -26,6 +26,12 @@ TEST_CASE("vulkan offload: stories260K greedy tokens identical to the CPU's with
     check_golden_offload(make_vulkan_layers, "Vulkan", model_file, layers);
 }
 
+TEST_CASE("vulkan offload: the session cache's prefix reuse, slot files and chunk reuse give the CPU's tokens, "
+          "the offloaded rows on the device", "[inference][vulkan]") {
+    const std::string layers = GENERATE("2", "all");
+    check_session_cache_offload(make_vulkan_layers, "Vulkan", layers);
+}
+
 TEST_CASE("vulkan offload: a cache type the device does not take runs on the CPU, bit for bit",
           "[inference][vulkan]") {
     auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf");
