@@ -81,6 +81,19 @@ size_t real_overlap(std::string_view c, std::string_view rest) {
     return 0;
 }
 
+// Where the first line of s that starts (after indentation) with a Markdown fence begins.
+size_t fence_line(std::string_view s) {
+    for (size_t pos = 0; pos < s.size();) {
+        const size_t text = s.find_first_not_of(" \t", pos);
+        if (text == std::string_view::npos) break;
+        if (s.substr(text).starts_with("```")) return pos;
+        const size_t nl = s.find('\n', pos);
+        if (nl == std::string_view::npos) break;
+        pos = nl + 1;
+    }
+    return std::string_view::npos;
+}
+
 }  // namespace
 
 fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines) {
@@ -132,6 +145,7 @@ std::string_view cleanup_filter_name(cleanup_filter f) {
         case cleanup_filter::suffix_line: return "suffix_line";
         case cleanup_filter::overlap: return "overlap";
         case cleanup_filter::blank: return "blank";
+        case cleanup_filter::fence: return "fence";
     }
     return "unknown";
 }
@@ -156,6 +170,10 @@ cleaned_completion clean_completion(std::string_view completion, std::string_vie
     const std::string_view head = prefix.substr(head_at == std::string_view::npos ? 0 : head_at + 1);
     std::string_view rest = suffix.substr(0, suffix.find('\n'));
     rest = trim(rest);
+    // An instruct model that believes it is answering a chat closes its code block with a
+    // fence; in code that has no fences of its own, the answer ends before that line.
+    if (prefix.find("```") == std::string_view::npos && suffix.find("```") == std::string_view::npos)
+        if (const size_t at = fence_line(c); at != std::string_view::npos) keep(at, cleanup_filter::fence);
     // The model ended its last line (wrote the newline after it): see the end.
     bool ends_line = false;
     if (mode == completion_mode::single_line) {

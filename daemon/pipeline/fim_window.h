@@ -47,9 +47,10 @@ std::string trim_completion(std::string_view completion, std::string_view prefix
 // after_line: single_line, what followed the first line; mid_line_newline: the answer
 // started on the next line with the cursor mid-line; suffix_line: multi_line, from the line
 // that repeats the suffix's next line; overlap: the repeat of the cursor line's rest;
-// blank: the model wrote only whitespace.
-enum class cleanup_filter : uint8_t { none, after_line, mid_line_newline, suffix_line, overlap, blank };
-inline constexpr size_t k_n_cleanup_filters = 6;
+// blank: the model wrote only whitespace; fence: from a Markdown fence line on, in a window
+// that has none (an instruct model closing a chat's code block).
+enum class cleanup_filter : uint8_t { none, after_line, mid_line_newline, suffix_line, overlap, blank, fence };
+inline constexpr size_t k_n_cleanup_filters = 7;
 std::string_view cleanup_filter_name(cleanup_filter f);
 
 struct cleaned_completion {

@@ -115,6 +115,22 @@ TEST_CASE("an answer that starts on the next line is kept where the line has roo
     CHECK(trim_completion("\n    return x\n", "    y = f(", "x)\n", m::single_line).empty());
 }
 
+TEST_CASE("a Markdown fence ends the answer in code that has none", "[daemon][fim]") {
+    using m = completion_mode;
+    using f = cleanup_filter;
+    // An instruct model that thinks it is in a chat closes its code block: on an empty line
+    // the fence would be inserted as code (traceback.py's `return value, tb` hole).
+    const std::string py = "def f(value, tb):\n    tb = tb or None\n    ";
+    CHECK(trim_completion("\n```", py, "\n", m::single_line).empty());
+    CHECK(clean_completion("\n```", py, "\n", m::single_line).cut == f::fence);
+    // What came before the fence stays.
+    CHECK(trim_completion("return value, tb\n```\n", py, "\n", m::multi_line) == "return value, tb");
+    CHECK(trim_completion("x = 1\n    ```python", py, "\n", m::multi_line) == "x = 1");
+    // Where the document itself has fences (Markdown, a docstring with an example), a fence is text.
+    const std::string md = "Example:\n\n```python\nprint(1)\n";
+    CHECK(trim_completion("```", md, "\n", m::single_line) == "```");
+}
+
 TEST_CASE("the suffix overlap is trimmed only where it is real", "[daemon][fim]") {
     using m = completion_mode;
     // Never inside an identifier: `Fals|e` is not the `e` of `else`, `an|s` not the `s` of `strong`.
