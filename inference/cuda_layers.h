@@ -1,8 +1,6 @@
-// The CUDA implementation of layer_device (kernels/cuda), built as the Vulkan one is
-// (vulkan_layers.h): the offloaded layers' weights uploaded once, each batch's layers queued on
-// one stream and waited for once, the batch's K/V rows written on the device (f16, the CPU's
-// rounding) and copied back into the kv_cache, the rows before the batch copied up from it.
-// Runs llama-style layers with f32, f16, q8_0 and q4_0 weights over an f16 cache.
+// The CUDA backend of layer_device: kernels/cuda's device behind the one layer graph
+// (device_layers.h), placed by layer_plan.h with the weight types its kernels decode (f32, f16,
+// q8_0, q4_0).
 // Thread-safety: owned by the engine.
 #pragma once
 

@@ -99,8 +99,10 @@ status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32
         if (tokens.size() - done - n == 1 && n > 2) --n;
         const bool last_batch = done + n == tokens.size();
         float * out = all_logits ? logits.data() + done * n_vocab : (last_batch ? logits.data() : nullptr);
-        if (!eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits, stop))
+        if (status s = eval_batch(cache, tokens.data() + done, n, start_pos + static_cast<int32_t>(done), out, all_logits, stop); !s) {
+            if (!stop.stop_requested()) return s;
             return fail("eval: stopped after ", done, " of ", tokens.size(), " tokens");
+        }
         done += n;
     }
     return {};
@@ -117,7 +119,7 @@ status engine::eval_steps(kv_cache & cache, std::span<const token_id> tokens, st
 }
 
 // One batch of n tokens through every layer: the forward pass as one story.
-bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
+status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
                         bool all_logits, const std::stop_token & stop) {
     const hparams & hp = model_.hp();
     const int32_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv(), n_ff = hp.n_ff;
@@ -159,16 +161,21 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     }
     // Sliding-window layers: token t sees the n_swa positions up to its own.
     for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
+    // Rows on a device that will not run this batch come home first (the CPU runs every layer).
+    const bool on_device = device_ && device_->takes_cache(cache.type());
+    if (cache.device_rows() && !on_device)
+        if (status s = cache.bring_home(); !s) return s;
 
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
-        if (stop.stop_requested()) return false;
+        if (stop.stop_requested()) return fail("stopped");
         // The device's layers, all at once: the residual stream goes there and back.
         if (device_ && il == device_->first_layer() && device_->takes_cache(cache.type())) {
             const status s = device_->eval_layers(x_.data(), n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
             if (s) break;
             device_error_ = device_->describe() + ": " + s.message() + "; running on the CPU";
             device_.reset();
+            if (status home = cache.bring_home(); !home) return fail(device_error_, "; ", home.message());
         }
         const layer & L = model_.layers()[il];
         const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
@@ -241,7 +248,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
             kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
         });
         observe("ffn_inp", il, x_.data(), n_embd);
-        if (stop.stop_requested()) return false;   // and between a layer's two blocks
+        if (stop.stop_requested()) return fail("stopped");   // and between a layer's two blocks
 
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
         norm_input(L.ffn_norm, L.ffn_norm_b);
@@ -300,7 +307,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
         observe("l_out", il, x_.data(), n_embd);
     }
     cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
-    if (!logits) return true;
+    if (!logits) return {};
 
     // logits = output(norm(x)), for the last token only unless every position is wanted
     const int32_t first = all_logits ? 0 : n - 1;
@@ -316,7 +323,7 @@ bool engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, in
     kernels::matmul(view(model_.output()), mm_, logits, pool_);
     scale(logits, hp.logit_scale, static_cast<size_t>(n_out) * hp.n_vocab);   // granite
     if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
-    return true;
+    return {};
 }
 
 }  // namespace hearth::inference

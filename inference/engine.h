@@ -80,6 +80,8 @@ public:
     // cache type the device does not take runs on the CPU; a device that fails is dropped (the
     // batch goes on on the CPU, device_error() says why). The device's layers are one step for
     // a stop (checked before them) and for the observer (which sees none of their activations).
+    // The KV rows of the device's layers live on the device (kv_cache::device_rows); a cache the
+    // CPU must run whole brings them home first.
     void set_layer_device(std::unique_ptr<layer_device> d) { device_ = std::move(d); }
     const layer_device * device() const { return device_.get(); }
     const std::string & device_error() const { return device_error_; }
@@ -88,8 +90,9 @@ public:
     static constexpr int32_t k_stoppable_batch = 32;
 
 private:
-    // false: stopped between two layers (the cache's n_pos is left as it was).
-    bool eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits,
+    // An error: stopped between two layers (the cache's n_pos is left as it was), or the device
+    // failed and the cache's rows on it could not be read back (the cache is cleared).
+    status eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits, bool all_logits,
                     const std::stop_token & stop);
 
     const model & model_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstring>
 
 #include "kernels/quant.h"
 
@@ -33,15 +34,36 @@ kv_cache::kv_cache(tensor_type type, int32_t n_layer, int32_t n_embd_kv, int32_t
     : type_(type), n_layer_(n_layer), n_embd_kv_(n_embd_kv), n_ctx_(n_ctx),
       row_bytes_(kernels::row_size(type, n_embd_kv)), k_(n_layer), v_(n_layer) {}
 
+kv_cache::kv_cache(const kv_cache & o)
+    : type_(o.type_), n_layer_(o.n_layer_), n_embd_kv_(o.n_embd_kv_), n_ctx_(o.n_ctx_), row_bytes_(o.row_bytes_),
+      n_alloc_(o.n_alloc_), n_pos_(o.n_pos_), k_(o.k_), v_(o.v_) {
+    if (!o.device_) return;
+    for (int32_t il = o.device_->first_layer(); il < n_layer_; ++il) {
+        auto & k = k_[static_cast<size_t>(il)];
+        auto & v = v_[static_cast<size_t>(il)];
+        k.resize(static_cast<size_t>(n_alloc_) * row_bytes_);
+        v.resize(static_cast<size_t>(n_alloc_) * row_bytes_);
+        if (n_pos_ > 0 && (!o.device_->read(il, kv_half::k, 0, n_pos_, k.data()) ||
+                           !o.device_->read(il, kv_half::v, 0, n_pos_, v.data())))
+            n_pos_ = 0;
+    }
+}
+
+kv_cache & kv_cache::operator=(const kv_cache & o) {
+    if (this != &o) *this = kv_cache(o);
+    return *this;
+}
+
 uint64_t kv_cache::allocated_bytes() const {
-    return 2ull * static_cast<uint64_t>(n_layer_) * static_cast<uint64_t>(n_alloc_) * row_bytes_;
+    return 2ull * static_cast<uint64_t>(host_layers()) * static_cast<uint64_t>(n_alloc_) * row_bytes_ + device_bytes();
 }
 
 void kv_cache::reserve(int32_t n) {
     assert(n <= n_ctx_);
     if (n <= n_alloc_) return;
     const int32_t grown = std::min(n_ctx_, (n + k_grow_positions - 1) / k_grow_positions * k_grow_positions);
-    for (int32_t il = 0; il < n_layer_; ++il) {
+    // Device layers grow when the device next writes them (kv_device_rows::reserve can fail).
+    for (int32_t il = 0; il < host_layers(); ++il) {
         k_[il].resize(static_cast<size_t>(grown) * row_bytes_);
         v_[il].resize(static_cast<size_t>(grown) * row_bytes_);
     }
@@ -51,6 +73,56 @@ void kv_cache::reserve(int32_t n) {
 void kv_cache::set_n_pos(int32_t n) {
     assert(n >= 0 && n <= n_alloc_);
     n_pos_ = n;
+}
+
+void kv_cache::attach_device_rows(std::unique_ptr<kv_device_rows> rows) {
+    assert(!device_ && rows && rows->first_layer() >= 0 && rows->first_layer() < n_layer_);
+    for (int32_t il = rows->first_layer(); il < n_layer_; ++il) {
+        std::vector<uint8_t>().swap(k_[static_cast<size_t>(il)]);
+        std::vector<uint8_t>().swap(v_[static_cast<size_t>(il)]);
+    }
+    device_ = std::move(rows);
+}
+
+status kv_cache::bring_home() {
+    if (!device_) return {};
+    std::unique_ptr<kv_device_rows> rows = std::move(device_);
+    status s;
+    for (int32_t il = rows->first_layer(); il < n_layer_; ++il) {
+        auto & k = k_[static_cast<size_t>(il)];
+        auto & v = v_[static_cast<size_t>(il)];
+        k.resize(static_cast<size_t>(n_alloc_) * row_bytes_);
+        v.resize(static_cast<size_t>(n_alloc_) * row_bytes_);
+        if (!s) continue;
+        s = rows->read(il, kv_half::k, 0, n_pos_, k.data());
+        if (s) s = rows->read(il, kv_half::v, 0, n_pos_, v.data());
+    }
+    if (!s) {
+        n_pos_ = 0;
+        return fail("the device's KV rows could not be read back (", s.message(), "); the cache was cleared");
+    }
+    return {};
+}
+
+status kv_cache::read_rows(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const {
+    assert(pos >= 0 && n >= 0 && pos + n <= n_alloc_);
+    if (il >= host_layers()) return device_->read(il, h, pos, n, dst);
+    const auto & rows = h == kv_half::k ? k_ : v_;
+    std::memcpy(dst, rows[static_cast<size_t>(il)].data() + static_cast<size_t>(pos) * row_bytes_,
+                static_cast<size_t>(n) * row_bytes_);
+    return {};
+}
+
+status kv_cache::write_rows(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) {
+    assert(pos >= 0 && n >= 0 && pos + n <= n_alloc_);
+    if (il >= host_layers()) {
+        if (status s = device_->reserve(n_alloc_); !s) return s;
+        return device_->write(il, h, pos, n, src);
+    }
+    auto & rows = h == kv_half::k ? k_ : v_;
+    std::memcpy(rows[static_cast<size_t>(il)].data() + static_cast<size_t>(pos) * row_bytes_, src,
+                static_cast<size_t>(n) * row_bytes_);
+    return {};
 }
 
 }  // namespace hearth::inference

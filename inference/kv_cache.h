@@ -5,10 +5,15 @@
 // head's slice of a row is whole blocks (attention reads one head at a time).
 // Storage grows in steps of k_grow_positions up to n_ctx, so a short file's slot costs
 // what it holds, not the whole context.
+// The rows of the last layers may live in a device's memory instead (kv_device_rows, attached by
+// the layer_device that runs those layers): the host then holds none of them, k_row/k_data are
+// for host layers only, and read_rows/write_rows reach either.
 // Thread-safety: owned by the compute worker; not shared.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -32,11 +37,37 @@ status check_cache_type(kernels::tensor_type type, int32_t head_dim);
 // Bytes one position costs in a cache: K and V rows for every layer.
 uint64_t kv_bytes_per_token(kernels::tensor_type type, int32_t n_layer, int32_t n_embd_kv);
 
+// K or V of a cache's layer.
+enum class kv_half { k, v };
+
+// The K/V rows of layers [first_layer(), n_layer) of one cache in a device's memory, laid out as
+// the host's ([n_alloc][row_bytes] per layer and half). Implemented by the device (device_layers).
+class kv_device_rows {
+public:
+    virtual ~kv_device_rows() = default;
+    virtual const void * owner() const = 0;   // the device these rows belong to
+    virtual int32_t first_layer() const = 0;
+    virtual int32_t n_alloc() const = 0;       // positions with storage
+    virtual uint64_t bytes() const = 0;        // device memory held
+    // Makes room for positions [0, n), keeping the rows held.
+    virtual status reserve(int32_t n) = 0;
+    // n rows from position pos of layer il, to or from host memory.
+    virtual status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const = 0;
+    virtual status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) = 0;
+};
+
 class kv_cache {
 public:
     static constexpr int32_t k_grow_positions = 256;
 
     kv_cache(kernels::tensor_type type, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx);
+    // A copy holds every row on the host (a device's rows read back; if that fails, the copy is
+    // empty); the device adopts it when it next evaluates it.
+    kv_cache(const kv_cache & other);
+    kv_cache & operator=(const kv_cache & other);
+    kv_cache(kv_cache &&) noexcept = default;
+    kv_cache & operator=(kv_cache &&) noexcept = default;
+    ~kv_cache() = default;
 
     kernels::tensor_type type() const { return type_; }
     int32_t n_ctx() const { return n_ctx_; }
@@ -45,7 +76,8 @@ public:
     int32_t n_alloc() const { return n_alloc_; }      // positions with storage
     int32_t n_pos() const { return n_pos_; }          // positions that hold valid K/V
     size_t row_bytes() const { return row_bytes_; }   // one position of one layer, K or V
-    uint64_t allocated_bytes() const;
+    uint64_t allocated_bytes() const;                 // host and device together
+    uint64_t device_bytes() const { return device_ ? device_->bytes() : 0; }   // of those, on a device
 
     // Makes room for positions [0, n) (n <= n_ctx); contents of [0, n_pos) are kept.
     void reserve(int32_t n);
@@ -53,12 +85,37 @@ public:
     void set_n_pos(int32_t n);
     void clear() { n_pos_ = 0; }
 
-    uint8_t * k_row(int32_t il, int32_t pos) { return k_[il].data() + static_cast<size_t>(pos) * row_bytes_; }
-    uint8_t * v_row(int32_t il, int32_t pos) { return v_[il].data() + static_cast<size_t>(pos) * row_bytes_; }
-    const uint8_t * k_data(int32_t il) const { return k_[il].data(); }
-    const uint8_t * v_data(int32_t il) const { return v_[il].data(); }
+    // Host layers only (il < host_layers()).
+    uint8_t * k_row(int32_t il, int32_t pos) { return host(il, k_) + static_cast<size_t>(pos) * row_bytes_; }
+    uint8_t * v_row(int32_t il, int32_t pos) { return host(il, v_) + static_cast<size_t>(pos) * row_bytes_; }
+    const uint8_t * k_data(int32_t il) const { return host(il, k_); }
+    const uint8_t * v_data(int32_t il) const { return host(il, v_); }
+
+    // The layers whose rows the host holds: [0, host_layers()), the rest on the device.
+    int32_t host_layers() const { return device_ ? device_->first_layer() : n_layer_; }
+    kv_device_rows * device_rows() { return device_.get(); }
+    const kv_device_rows * device_rows() const { return device_.get(); }
+    // The device's rows take over layers [rows->first_layer(), n_layer), which must already hold
+    // the valid rows [0, n_pos); the host's storage of those layers is freed.
+    void attach_device_rows(std::unique_ptr<kv_device_rows> rows);
+    // Copies the device's rows [0, n_pos) back to host storage and drops them (the device is
+    // going away). On an error the rows are lost: the cache is cleared, and says why.
+    status bring_home();
+
+    // n rows from pos of layer il wherever they live (a device's rows grow as written).
+    status read_rows(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const;
+    status write_rows(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src);
 
 private:
+    uint8_t * host(int32_t il, std::vector<std::vector<uint8_t>> & rows) {
+        assert(il < host_layers());
+        return rows[static_cast<size_t>(il)].data();
+    }
+    const uint8_t * host(int32_t il, const std::vector<std::vector<uint8_t>> & rows) const {
+        assert(il < host_layers());
+        return rows[static_cast<size_t>(il)].data();
+    }
+
     kernels::tensor_type type_;
     int32_t n_layer_;
     int32_t n_embd_kv_;
@@ -66,7 +123,8 @@ private:
     size_t row_bytes_;
     int32_t n_alloc_ = 0;   // positions allocated per layer
     int32_t n_pos_ = 0;
-    std::vector<std::vector<uint8_t>> k_, v_;  // [n_layer][n_alloc * row_bytes]
+    std::vector<std::vector<uint8_t>> k_, v_;  // [n_layer][n_alloc * row_bytes]; empty on device layers
+    std::unique_ptr<kv_device_rows> device_;   // layers [device_->first_layer(), n_layer), or none
 };
 
 }  // namespace hearth::inference

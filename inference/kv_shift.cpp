@@ -9,31 +9,49 @@
 namespace hearth::inference {
 namespace {
 
-// Rotates n K rows starting at pos by delta positions, one layer.
-void rotate_rows(kv_cache & cache, const hparams & hp, int32_t il, int32_t pos, int32_t n, int32_t delta,
+// Rotates n K rows (bytes of the cache's type) by delta positions, one layer.
+void rotate_rows(const kv_cache & cache, const hparams & hp, int32_t il, uint8_t * rows, int32_t n, int32_t delta,
                  std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
     // A shift turns rows already scaled by the RoPE's attn_factor: only the angle is added.
     kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
     rope.attn_factor = 1.0f;
     const int32_t width = cache.n_embd_kv();
+    const size_t row_bytes = cache.row_bytes();
     tmp.resize(static_cast<size_t>(n) * width);
     pos_buf.assign(static_cast<size_t>(n), delta);
     for (int32_t t = 0; t < n; ++t)
-        kernels::dequantize_row(cache.type(), cache.k_row(il, pos + t), tmp.data() + static_cast<size_t>(t) * width, width);
+        kernels::dequantize_row(cache.type(), rows + t * row_bytes, tmp.data() + static_cast<size_t>(t) * width, width);
     kernels::rope(tmp.data(), n, hp.n_head_kv, hp.head_dim, pos_buf.data(), rope);
     for (int32_t t = 0; t < n; ++t)
-        kernels::quantize_row(cache.type(), tmp.data() + static_cast<size_t>(t) * width, cache.k_row(il, pos + t), width);
+        kernels::quantize_row(cache.type(), tmp.data() + static_cast<size_t>(t) * width, rows + t * row_bytes, width);
 }
 
-void apply(kv_cache & cache, const hparams & hp, const kv_move & m, std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
+struct scratch {
+    std::vector<float> tmp;
+    std::vector<int32_t> pos;
+    std::vector<uint8_t> k, v;   // a device layer's rows on their way through the host
+};
+
+status apply(kv_cache & cache, const hparams & hp, const kv_move & m, scratch & sc) {
     const size_t bytes = static_cast<size_t>(m.n) * cache.row_bytes();
     for (int32_t il = 0; il < cache.n_layer(); ++il) {
-        if (m.src != m.dst) {
+        if (il < cache.host_layers()) {
             std::memmove(cache.k_row(il, m.dst), cache.k_row(il, m.src), bytes);
             std::memmove(cache.v_row(il, m.dst), cache.v_row(il, m.src), bytes);
+            rotate_rows(cache, hp, il, cache.k_row(il, m.dst), m.n, m.dst - m.src, sc.tmp, sc.pos);
+            continue;
         }
-        if (m.dst != m.src) rotate_rows(cache, hp, il, m.dst, m.n, m.dst - m.src, tmp, pos_buf);
+        // Rows on a device: read, rotated on the host, written back at the destination (the host
+        // mirror path; docs/gpu.md measures it).
+        sc.k.resize(bytes);
+        sc.v.resize(bytes);
+        if (status s = cache.read_rows(il, kv_half::k, m.src, m.n, sc.k.data()); !s) return s;
+        if (status s = cache.read_rows(il, kv_half::v, m.src, m.n, sc.v.data()); !s) return s;
+        rotate_rows(cache, hp, il, sc.k.data(), m.n, m.dst - m.src, sc.tmp, sc.pos);
+        if (status s = cache.write_rows(il, kv_half::k, m.dst, m.n, sc.k.data()); !s) return s;
+        if (status s = cache.write_rows(il, kv_half::v, m.dst, m.n, sc.v.data()); !s) return s;
     }
+    return {};
 }
 
 }  // namespace
@@ -50,12 +68,13 @@ status kv_shift(kv_cache & cache, const hparams & hp, std::span<const kv_move> m
     // A run moving right can only overwrite sources of later runs that also move right, so
     // those go first, last to first; a run moving left can only overwrite sources of earlier
     // runs that also move left, so those go first to last after them.
-    std::vector<float> tmp;
-    std::vector<int32_t> pos_buf;
+    scratch sc;
     for (size_t i = moves.size(); i-- > 0;)
-        if (moves[i].dst > moves[i].src) apply(cache, hp, moves[i], tmp, pos_buf);
+        if (moves[i].dst > moves[i].src)
+            if (status s = apply(cache, hp, moves[i], sc); !s) return s;
     for (const kv_move & m : moves)
-        if (m.dst < m.src) apply(cache, hp, m, tmp, pos_buf);
+        if (m.dst < m.src)
+            if (status s = apply(cache, hp, m, sc); !s) return s;
     return {};
 }
 

@@ -2,10 +2,11 @@
 // first layers on the CPU (its own kernels) and hands the residual stream to a layer_device for
 // the last ones, as llama.cpp places them: only the batch's hidden state crosses, once each way.
 // The embedding lookup, the output norm and matrix, sampling and the tokenizer stay on the CPU.
-// The KV rows of the offloaded layers are computed on the device and written back into the
-// kv_cache, which stays the one record of a sequence (prefix reuse, chunk shifts, slot files and
-// the budget all keep working); the device reads the rows before the batch from it.
-// make_layer_device() is the one place a device is chosen: Vulkan where the build has it.
+// The KV rows of the offloaded layers live on the device: the first batch a kv_cache meets it,
+// the device adopts the cache's rows of its layers (kv_device_rows, kv_cache.h), and they stay
+// there; the kv_cache reaches them for what the session cache does besides evaluating (chunk
+// shifts, slot files, the budget's accounting). make_layer_device() is the one place a device is
+// chosen: CUDA, then Vulkan, where the build has them.
 // Thread-safety: owned by the engine (the compute worker).
 #pragma once
 
@@ -33,8 +34,9 @@ public:
 
     // x: [n][n_embd], the residual stream before first_layer(), replaced by the one after the
     // last layer. pos, n_kv, kv_start: [n] as the engine has them (positions pos[0] + t;
-    // kv_start read on sliding-window layers). Writes the batch's K/V rows of its layers into
-    // cache. On an error x and the cache's rows are as they were.
+    // kv_start read on sliding-window layers). Writes the batch's K/V rows of its layers into the
+    // cache's rows on the device (adopting them first). On an error x and the cache's valid rows
+    // are as they were.
     virtual status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
                                const int32_t * kv_start, kv_cache & cache) = 0;
 };

@@ -40,6 +40,9 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
     if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
         auto dev = make_layer_device(lm->model_, *gpu, lm->n_ctx_);
+        if (dev && !(*dev)->takes_cache(*cache_type))
+            dev = fail("the GPU layers need an f16 KV cache (q8_0 and q4_0 caches on the device are not supported "
+                       "yet); --cache-type ", kernels::tensor_type_info(*cache_type).name, " runs on the CPU");
         if (dev) {
             lm->engine_->set_layer_device(std::move(*dev));
         } else {

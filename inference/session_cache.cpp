@@ -161,6 +161,7 @@ session_cache_stats session_cache::stats() const {
     s.tokens_held = 0;
     for (const auto & [key, sl] : slots_) {
         s.used_bytes += sl.seq->cache.allocated_bytes();
+        s.device_bytes += sl.seq->cache.device_bytes();
         s.tokens_held += sl.seq->cache.n_pos();
     }
     return s;

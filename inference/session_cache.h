@@ -29,7 +29,8 @@ namespace hearth::inference {
 struct session_cache_stats {
     int32_t n_slots = 0;
     uint64_t budget_bytes = 0;
-    uint64_t used_bytes = 0;     // allocated by every slot
+    uint64_t used_bytes = 0;     // allocated by every slot, host and device (the budget counts both)
+    uint64_t device_bytes = 0;   // of those, the KV rows of offloaded layers on the device
     int64_t tokens_held = 0;     // valid positions over every slot
     uint64_t n_requests = 0;
     uint64_t n_hits = 0;         // requests that found their slot

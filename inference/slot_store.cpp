@@ -216,9 +216,13 @@ status slot_store::save(const std::string & key, const sequence & seq) {
     w.put<uint32_t>(static_cast<uint32_t>(n));
     w.bytes(seq.tokens.data(), static_cast<size_t>(n) * sizeof(token_id));
     const size_t layer_bytes = static_cast<size_t>(n) * c.row_bytes();
+    std::vector<uint8_t> rows(layer_bytes);   // wherever they live (a device's layers too)
     for (int32_t il = 0; il < c.n_layer(); ++il) {
-        w.bytes(c.k_data(il), layer_bytes);
-        w.bytes(c.v_data(il), layer_bytes);
+        for (kv_half h : {kv_half::k, kv_half::v}) {
+            if (n > 0)
+                if (status s = c.read_rows(il, h, 0, n, rows.data()); !s) return fail("slot store: ", s.message());
+            w.bytes(rows.data(), layer_bytes);
+        }
     }
     w.put<uint64_t>(XXH3_64bits(w.buf.data(), w.buf.size()));
 
@@ -315,14 +319,13 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     if (n > 0) std::memcpy(tokens.data(), buf.data() + tokens_at, tokens.size() * sizeof(token_id));   // an empty vector's data() may be null
     const auto keep = static_cast<int32_t>(std::min<int64_t>(n, std::max(0, max_positions)));
     const size_t layer_bytes = static_cast<size_t>(n) * row_bytes;
-    const size_t keep_bytes = static_cast<size_t>(keep) * row_bytes;
     const uint8_t * rows = buf.data() + tokens_at + tokens.size() * sizeof(token_id);
     seq.cache.clear();
     if (keep > 0) seq.cache.reserve(keep);
     for (int32_t il = 0; il < c.n_layer() && keep > 0; ++il) {
         const uint8_t * k = rows + 2 * static_cast<size_t>(il) * layer_bytes;
-        std::memcpy(seq.cache.k_row(il, 0), k, keep_bytes);
-        std::memcpy(seq.cache.v_row(il, 0), k + layer_bytes, keep_bytes);
+        if (status s = seq.cache.write_rows(il, kv_half::k, 0, keep, k); !s) return bad(s.message());
+        if (status s = seq.cache.write_rows(il, kv_half::v, 0, keep, k + layer_bytes); !s) return bad(s.message());
     }
     seq.cache.set_n_pos(keep);
     tokens.resize(static_cast<size_t>(keep));

@@ -106,4 +106,18 @@ status buffer::download(void * dst, size_t bytes, size_t offset) const {
     return {};
 }
 
+status buffer::copy_from(const buffer & src, size_t src_offset, size_t offset, size_t bytes) {
+    if (src_offset + bytes > src.size_ || offset + bytes > size_)
+        return fail("CUDA copy of ", bytes, " bytes from ", src_offset, " to ", offset, " past a buffer of ",
+                    src.size_, " or ", size_);
+    if (bytes == 0) return {};
+    if (cudaError_t e = cudaMemcpyAsync(static_cast<char *>(data_) + offset, static_cast<const char *>(src.data_) + src_offset,
+                                        bytes, cudaMemcpyDeviceToDevice, as_stream(dev_->stream()));
+        e != cudaSuccess)
+        return cuda_error("copying on the CUDA device", e);
+    if (cudaError_t e = cudaStreamSynchronize(as_stream(dev_->stream())); e != cudaSuccess)
+        return cuda_error("copying on the CUDA device", e);
+    return {};
+}
+
 }  // namespace hearth::kernels::cuda

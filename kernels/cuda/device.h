@@ -52,6 +52,8 @@ public:
 
     status upload(const void * src, size_t bytes, size_t offset = 0);
     status download(void * dst, size_t bytes, size_t offset = 0) const;
+    // bytes of src at src_offset to this buffer at offset, on the device, waited for.
+    status copy_from(const buffer & src, size_t src_offset, size_t offset, size_t bytes);
     void * data() const { return data_; }
     size_t size() const { return size_; }
     device & dev() const { return *dev_; }

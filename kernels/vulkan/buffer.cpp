@@ -120,4 +120,13 @@ status buffer::download(void * dst, size_t bytes, size_t offset) const {
     return {};
 }
 
+status buffer::copy_from(const buffer & src, size_t src_offset, size_t offset, size_t bytes) {
+    assert(src_offset + bytes <= src.size_ && offset + bytes <= size_);
+    if (bytes == 0) return {};
+    return device_->run_once([&](VkCommandBuffer cb) {
+        const VkBufferCopy region{src_offset, offset, bytes};
+        vkCmdCopyBuffer(cb, src.buffer_, buffer_, 1, &region);
+    });
+}
+
 }  // namespace hearth::kernels::vulkan

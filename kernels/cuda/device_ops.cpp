@@ -1,0 +1,101 @@
+#include "kernels/cuda/device_ops.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "kernels/cuda/device.h"
+#include "kernels/cuda/ops.h"
+
+namespace hearth::kernels::cuda {
+namespace {
+
+class cuda_buffer final : public device_buffer {
+public:
+    explicit cuda_buffer(buffer b) : b_(std::move(b)) {}
+    size_t size() const override { return b_.size(); }
+    status upload(const void * src, size_t bytes, size_t offset) override { return b_.upload(src, bytes, offset); }
+    status download(void * dst, size_t bytes, size_t offset) const override { return b_.download(dst, bytes, offset); }
+    buffer & get() { return b_; }
+    const buffer & get() const { return b_; }
+
+private:
+    buffer b_;
+};
+
+// Every buffer an operation gets was made by make_buffer (device_ops' invariant).
+const buffer & cu(const device_buffer & b) { return static_cast<const cuda_buffer &>(b).get(); }
+
+class cuda_ops final : public device_ops {
+public:
+    explicit cuda_ops(std::unique_ptr<device> dev) : dev_(std::move(dev)) {
+        const device_info & info = dev_->info();
+        name_ = "cuda: " + info.name + " (sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor) + ")";
+    }
+
+    const std::string & name() const override { return name_; }
+    uint64_t memory_bytes() const override { return dev_->info().free_bytes; }
+
+    result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) override {
+        auto b = buffer::create(*dev_, std::max<size_t>(bytes, 4));
+        if (!b) return b.error();
+        return std::unique_ptr<device_buffer>(new cuda_buffer(std::move(*b)));
+    }
+    status copy(const device_buffer & src, size_t src_offset, device_buffer & dst, size_t dst_offset,
+                size_t bytes) override {
+        return static_cast<cuda_buffer &>(dst).get().copy_from(cu(src), src_offset, dst_offset, bytes);
+    }
+
+    bool takes_q8_0_activations(tensor_type t) const override { return cuda::takes_q8_0_activations(t); }
+    size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) const override {
+        return cuda::q8_0_activation_bytes(n_tokens, n_cols);
+    }
+    void quantize_q8_0(const device_buffer & x, const device_buffer & x_q8, int64_t n_tokens, int64_t n_cols) override {
+        cuda::quantize_q8_0(cu(x), cu(x_q8), n_tokens, n_cols);
+    }
+    void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
+                const device_buffer * x_q8) override {
+        const weight_buffer wb{&cu(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
+        cuda::matmul(wb, cu(x), cu(y), n_tokens, x_q8 ? &cu(*x_q8) : nullptr);
+    }
+    void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens, int64_t n,
+                  float eps) override {
+        cuda::rms_norm(cu(x), w ? &cu(*w) : nullptr, cu(y), n_tokens, n, eps);
+    }
+    void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
+              const rope_params & p) override {
+        cuda::rope(cu(x), cu(pos), n_tokens, n_head, head_dim, p);
+    }
+    void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) override {
+        cuda::swiglu(cu(gate), cu(up), cu(y), n);
+    }
+    void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
+        cuda::add(cu(a), cu(b), cu(y), n, n_b);
+    }
+    void kv_append_f16(const device_buffer & src, const device_buffer & cache, int32_t first_pos, int64_t n_tokens,
+                       int64_t n_embd_kv) override {
+        cuda::kv_append_f16(cu(src), cu(cache), first_pos, n_tokens, n_embd_kv);
+    }
+    void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
+                       const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
+                       const device_buffer & out, const device_attention_shape & sh) override {
+        cuda::attention_f16(cu(q), cu(k), cu(v), cu(n_kv), cu(kv_start), cu(scores), cu(out),
+                            {sh.n_tokens, sh.n_head, sh.n_head_kv, sh.head_dim, sh.n_ctx, sh.scale});
+    }
+
+    status finish() override { return dev_->finish(); }
+
+private:
+    std::unique_ptr<device> dev_;
+    std::string name_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<device_ops>> make_device_ops() {
+    auto dev = device::create();
+    if (!dev) return dev.error();
+    return std::unique_ptr<device_ops>(new cuda_ops(std::move(*dev)));
+}
+
+}  // namespace hearth::kernels::cuda

@@ -1,0 +1,96 @@
+// device_ops: the operations of a transformer layer on a compute device, as one interface each
+// GPU backend implements (kernels/vulkan/device_ops.h, kernels/cuda/device_ops.h), so the layer
+// graph over them (inference/device_layers) is written once. Operations are queued in order and
+// run by finish(); buffers are the backend's own behind device_buffer. Each operation matches the
+// CPU kernel of the same name within the tolerances docs/gpu.md states per backend.
+// Invariants: every buffer passed to an operation was made by the same device_ops' make_buffer
+// (implementations downcast to their own buffer type); shapes as the backends' ops.h say.
+// Thread-safety: one owner (the engine's compute worker); buffers are used by that owner only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/result.h"
+#include "kernels/ops.h"
+#include "kernels/tensor_type.h"
+
+namespace hearth::kernels {
+
+// Device memory of a fixed size. upload returns once src may be reused, download once the bytes
+// are in dst; both wait for nothing queued (call them outside a batch's operations or after finish()).
+class device_buffer {
+public:
+    virtual ~device_buffer() = default;
+    virtual size_t size() const = 0;
+    virtual status upload(const void * src, size_t bytes, size_t offset = 0) = 0;
+    virtual status download(void * dst, size_t bytes, size_t offset = 0) const = 0;
+};
+
+// A weight matrix in a device buffer, laid out as on the CPU: n_rows rows of row_bytes.
+struct device_weight {
+    const device_buffer * data;
+    tensor_type type;
+    int64_t n_rows;
+    int64_t n_cols;
+    size_t row_bytes;
+};
+
+// attention() of kernels/attention.h over an f16 cache: q [n_tokens][n_head * head_dim], K and V
+// [n_pos][n_head_kv * head_dim] f16, scores scratch of n_tokens * n_head * n_ctx floats.
+struct device_attention_shape {
+    int64_t n_tokens;
+    int64_t n_head;
+    int64_t n_head_kv;
+    int64_t head_dim;
+    int64_t n_ctx;
+    float scale;
+};
+
+class device_ops {
+public:
+    virtual ~device_ops() = default;
+
+    // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits)", "cuda: NVIDIA H200 (sm_90)"
+    virtual const std::string & name() const = 0;
+    // The device memory a placement plans within: the largest device-local heap, or what was free
+    // when the device was opened.
+    virtual uint64_t memory_bytes() const = 0;
+
+    virtual result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) = 0;
+    // Copies bytes between two buffers on the device, now (not queued): growing a cache.
+    virtual status copy(const device_buffer & src, size_t src_offset, device_buffer & dst, size_t dst_offset,
+                        size_t bytes) = 0;
+
+    // Whether products with this weight type take their activations quantized to q8_0 (x_q8 of
+    // matmul, made by quantize_q8_0), and the bytes of that form.
+    virtual bool takes_q8_0_activations(tensor_type t) const = 0;
+    virtual size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) const = 0;
+    virtual void quantize_q8_0(const device_buffer & x, const device_buffer & x_q8, int64_t n_tokens, int64_t n_cols) = 0;
+    // y[t][r] = w row r . x[t]
+    virtual void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
+                        const device_buffer * x_q8) = 0;
+
+    virtual void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens,
+                          int64_t n, float eps) = 0;
+    virtual void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head,
+                      int64_t head_dim, const rope_params & p) = 0;
+    virtual void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) = 0;
+    // y[i] = a[i] + b[i % n_b] over n elements (y may be a).
+    virtual void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n,
+                     int64_t n_b) = 0;
+
+    // Rows src[t] (f32) into an f16 cache at positions first_pos + t, rounded as quantize_row(f16).
+    virtual void kv_append_f16(const device_buffer & src, const device_buffer & cache, int32_t first_pos,
+                               int64_t n_tokens, int64_t n_embd_kv) = 0;
+    virtual void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
+                               const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
+                               const device_buffer & out, const device_attention_shape & shape) = 0;
+
+    // Runs everything queued and waits for it; the first error.
+    virtual status finish() = 0;
+};
+
+}  // namespace hearth::kernels

@@ -1,0 +1,103 @@
+#include "kernels/vulkan/device_ops.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "kernels/vulkan/buffer.h"
+#include "kernels/vulkan/ops.h"
+#include "kernels/vulkan/stream.h"
+
+namespace hearth::kernels::vulkan {
+namespace {
+
+class vulkan_buffer final : public device_buffer {
+public:
+    explicit vulkan_buffer(buffer b) : b_(std::move(b)) {}
+    size_t size() const override { return b_.size(); }
+    status upload(const void * src, size_t bytes, size_t offset) override { return b_.upload(src, bytes, offset); }
+    status download(void * dst, size_t bytes, size_t offset) const override { return b_.download(dst, bytes, offset); }
+    buffer & get() { return b_; }
+    const buffer & get() const { return b_; }
+
+private:
+    buffer b_;
+};
+
+// Every buffer an operation gets was made by make_buffer (device_ops' invariant).
+const buffer & vk(const device_buffer & b) { return static_cast<const vulkan_buffer &>(b).get(); }
+
+class vulkan_ops final : public device_ops {
+public:
+    vulkan_ops(std::unique_ptr<device> dev, stream s)
+        : dev_(std::move(dev)), stream_(std::move(s)), name_("vulkan: " + dev_->caps().name) {}
+
+    const std::string & name() const override { return name_; }
+    uint64_t memory_bytes() const override { return dev_->caps().device_local_bytes; }
+
+    result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) override {
+        auto b = buffer::create(*dev_, std::max<size_t>(bytes, 4));
+        if (!b) return b.error();
+        return std::unique_ptr<device_buffer>(new vulkan_buffer(std::move(*b)));
+    }
+    status copy(const device_buffer & src, size_t src_offset, device_buffer & dst, size_t dst_offset,
+                size_t bytes) override {
+        return static_cast<vulkan_buffer &>(dst).get().copy_from(vk(src), src_offset, dst_offset, bytes);
+    }
+
+    bool takes_q8_0_activations(tensor_type t) const override { return vulkan::takes_q8_0_activations(t); }
+    size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) const override {
+        return vulkan::q8_0_activation_bytes(n_tokens, n_cols);
+    }
+    void quantize_q8_0(const device_buffer & x, const device_buffer & x_q8, int64_t n_tokens, int64_t n_cols) override {
+        vulkan::quantize_q8_0(stream_, vk(x), vk(x_q8), n_tokens, n_cols);
+    }
+    void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
+                const device_buffer * x_q8) override {
+        const weight_buffer wb{&vk(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
+        vulkan::matmul(stream_, wb, vk(x), vk(y), n_tokens, x_q8 ? &vk(*x_q8) : nullptr);
+    }
+    void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens, int64_t n,
+                  float eps) override {
+        vulkan::rms_norm(stream_, vk(x), w ? &vk(*w) : nullptr, vk(y), n_tokens, n, eps);
+    }
+    void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
+              const rope_params & p) override {
+        vulkan::rope(stream_, vk(x), vk(pos), n_tokens, n_head, head_dim, p);
+    }
+    void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) override {
+        vulkan::swiglu(stream_, vk(gate), vk(up), vk(y), n);
+    }
+    void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
+        vulkan::add(stream_, vk(a), vk(b), vk(y), n, n_b);
+    }
+    void kv_append_f16(const device_buffer & src, const device_buffer & cache, int32_t first_pos, int64_t n_tokens,
+                       int64_t n_embd_kv) override {
+        vulkan::kv_append_f16(stream_, vk(src), vk(cache), first_pos, n_tokens, n_embd_kv);
+    }
+    void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
+                       const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
+                       const device_buffer & out, const device_attention_shape & sh) override {
+        vulkan::attention_f16(stream_, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out),
+                              {sh.n_tokens, sh.n_head, sh.n_head_kv, sh.head_dim, sh.n_ctx, sh.scale});
+    }
+
+    status finish() override { return stream_.finish(); }
+
+private:
+    std::unique_ptr<device> dev_;
+    stream stream_;
+    std::string name_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<device_ops>> make_device_ops(const device_options & options) {
+    auto dev = device::create(options);
+    if (!dev) return dev.error();
+    auto st = stream::create(**dev);
+    if (!st) return st.error();
+    return std::unique_ptr<device_ops>(new vulkan_ops(std::move(*dev), std::move(*st)));
+}
+
+}  // namespace hearth::kernels::vulkan
