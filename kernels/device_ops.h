@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "base/result.h"
 #include "kernels/ops.h"
@@ -27,6 +28,23 @@ public:
     virtual size_t size() const = 0;
     virtual status upload(const void * src, size_t bytes, size_t offset = 0) = 0;
     virtual status download(void * dst, size_t bytes, size_t offset = 0) const = 0;
+};
+
+// A backend's own buffer type B (size, upload, download of these signatures) behind
+// device_buffer; the backend downcasts with backend_buffer<B>::of.
+template <class B>
+class backend_buffer final : public device_buffer {
+public:
+    explicit backend_buffer(B b) : b_(std::move(b)) {}
+    size_t size() const override { return b_.size(); }
+    status upload(const void * src, size_t bytes, size_t offset = 0) override { return b_.upload(src, bytes, offset); }
+    status download(void * dst, size_t bytes, size_t offset = 0) const override { return b_.download(dst, bytes, offset); }
+    // Every buffer an operation gets was made by the same device_ops' make_buffer (the invariant above).
+    static B & of(device_buffer & b) { return static_cast<backend_buffer &>(b).b_; }
+    static const B & of(const device_buffer & b) { return static_cast<const backend_buffer &>(b).b_; }
+
+private:
+    B b_;
 };
 
 // A weight matrix in a device buffer, laid out as on the CPU: n_rows rows of row_bytes.

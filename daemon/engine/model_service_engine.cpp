@@ -123,12 +123,8 @@ public:
         if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
         if (req.n_candidates < 1 || req.n_candidates > 8) return fail("n_candidates ", req.n_candidates, " is outside [1, 8]");
         const auto & voc = lm_->vocab();
-        inference::fim_input in;
-        in.prefix = req.prefix;
-        in.suffix = req.suffix;
-        in.path = req.uri;
-        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
-        const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+        inference::fim_input in = fim_input_of(req);
+        const size_t room = prompt_room(req);
         auto prompt = fit_fim_prompt(voc, in, room);
         if (!prompt) return prompt.error();
         const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
@@ -282,12 +278,8 @@ public:
 
     result<completion_prompt> completion_prompt_text(const fim_request & req) const override {
         const auto & voc = lm_->vocab();
-        inference::fim_input in;
-        in.prefix = req.prefix;
-        in.suffix = req.suffix;
-        in.path = req.uri;
-        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
-        const size_t room = static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+        inference::fim_input in = fim_input_of(req);
+        const size_t room = prompt_room(req);
         auto prompt = fit_fim_prompt(voc, in, room);
         if (!prompt) return prompt.error();
         completion_prompt out;
@@ -308,6 +300,20 @@ public:
     }
 
 private:
+    // The request's fill-in-the-middle input, and the tokens its prompt may take: the context
+    // less the answer's share (at most half of it).
+    static inference::fim_input fim_input_of(const fim_request & req) {
+        inference::fim_input in;
+        in.prefix = req.prefix;
+        in.suffix = req.suffix;
+        in.path = req.uri;
+        for (const auto & c : req.extra_context) in.extra.push_back({c.uri, c.text});
+        return in;
+    }
+    size_t prompt_room(const fim_request & req) const {
+        return static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+    }
+
     // Under load a cold prompt takes seconds. Where the tokens the KV slot lacks would take
     // longer than the prompt budget at the measured speed, the window loses lines at its far
     // ends (the other files' context first, then k_shorten_lines from the top, or a few from the

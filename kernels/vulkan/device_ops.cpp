@@ -11,21 +11,8 @@
 namespace hearth::kernels::vulkan {
 namespace {
 
-class vulkan_buffer final : public device_buffer {
-public:
-    explicit vulkan_buffer(buffer b) : b_(std::move(b)) {}
-    size_t size() const override { return b_.size(); }
-    status upload(const void * src, size_t bytes, size_t offset) override { return b_.upload(src, bytes, offset); }
-    status download(void * dst, size_t bytes, size_t offset) const override { return b_.download(dst, bytes, offset); }
-    buffer & get() { return b_; }
-    const buffer & get() const { return b_; }
-
-private:
-    buffer b_;
-};
-
-// Every buffer an operation gets was made by make_buffer (device_ops' invariant).
-const buffer & vk(const device_buffer & b) { return static_cast<const vulkan_buffer &>(b).get(); }
+using vulkan_buffer = backend_buffer<buffer>;
+const buffer & vk(const device_buffer & b) { return vulkan_buffer::of(b); }
 
 class vulkan_ops final : public device_ops {
 public:
@@ -42,7 +29,7 @@ public:
     }
     status copy(const device_buffer & src, size_t src_offset, device_buffer & dst, size_t dst_offset,
                 size_t bytes) override {
-        return static_cast<vulkan_buffer &>(dst).get().copy_from(vk(src), src_offset, dst_offset, bytes);
+        return vulkan_buffer::of(dst).copy_from(vk(src), src_offset, dst_offset, bytes);
     }
 
     bool takes_q8_0_activations(tensor_type t) const override { return vulkan::takes_q8_0_activations(t); }
