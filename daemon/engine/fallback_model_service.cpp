@@ -24,6 +24,14 @@ fallback_model_service::fallback_model_service(std::unique_ptr<remote_model_serv
     state_.serving = "remote";
 }
 
+bool fallback_model_service::skip_resting_remote() {
+    if (!local_ || !remote_resting()) return false;
+    std::lock_guard lock(mu_);
+    state_.serving = "local";
+    ++state_.fallbacks;
+    return true;
+}
+
 bool fallback_model_service::remote_resting() const {
     std::lock_guard lock(mu_);
     return clock::now() < resting_until_;
@@ -55,14 +63,7 @@ bool fallback_model_service::record(bool ok, const std::string & error, double m
 }
 
 result<completion> fallback_model_service::complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) {
-    if (local_ && remote_resting()) {
-        {
-            std::lock_guard lock(mu_);
-            state_.serving = "local";
-            ++state_.fallbacks;
-        }
-        return local_->complete(req, stop, on_piece);
-    }
+    if (skip_resting_remote()) return local_->complete(req, stop, on_piece);
     const auto t0 = clock::now();
     auto r = remote_->complete(req, stop, on_piece);
     if (r || remote_->last_failure() == sse_failure::cancelled || stop.stop_requested()) {
@@ -74,14 +75,7 @@ result<completion> fallback_model_service::complete(const fim_request & req, std
 }
 
 result<chat_answer> fallback_model_service::chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) {
-    if (local_ && remote_resting()) {
-        {
-            std::lock_guard lock(mu_);
-            state_.serving = "local";
-            ++state_.fallbacks;
-        }
-        return local_->chat(req, stop, on_piece);
-    }
+    if (skip_resting_remote()) return local_->chat(req, stop, on_piece);
     const auto t0 = clock::now();
     bool streamed = false;
     auto r = remote_->chat(req, stop, [&](std::string_view piece) {

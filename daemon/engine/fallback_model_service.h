@@ -34,6 +34,8 @@ public:
 
 private:
     bool remote_resting() const;   // an unreachable remote is not tried again yet
+    // The local model answers while the remote rests (counted as a fallback); false: try the remote.
+    bool skip_resting_remote();
     // Records the remote's outcome; true when the local model should answer instead.
     bool record(bool ok, const std::string & error, double ms);
 
