@@ -46,13 +46,14 @@ class bench_error(Exception):
 
 # --- tasks ----------------------------------------------------------------------------------
 
-def load_tasks(path, limit, langs, kinds):
+def load_tasks(path, limit, langs, kinds, skip=0):
     with open(path) as f:
         lines = [json.loads(l) for l in f if l.strip()]
     if not lines or "version" not in lines[0]:
         raise bench_error(f"{path}: the first line must be the task list's header with its version")
     header, tasks = lines[0], lines[1:]
     tasks = [t for t in tasks if (not langs or t["lang"] in langs) and (not kinds or t["kind"] in kinds)]
+    tasks = tasks[skip:]
     if limit:
         tasks = tasks[:limit]
     files = {}
@@ -565,6 +566,7 @@ def main():
     ap.add_argument("--model", required=True, help="GGUF model file")
     ap.add_argument("--tasks", default=DEFAULT_TASKS, help="task list (JSON lines; default: the committed v1 list)")
     ap.add_argument("--limit", type=int, default=80, help="first N tasks of the list (0: all)")
+    ap.add_argument("--skip", type=int, default=0, help="leave out the list's first N tasks (with --limit: a later slice)")
     ap.add_argument("--lang", action="append", default=[], help="only this language (python, cpp); repeatable")
     ap.add_argument("--kind", action="append", default=[], help="only this kind; repeatable")
     ap.add_argument("--sides", default="hearth,llama.cpp", help="comma-separated: hearth, llama.cpp")
@@ -585,7 +587,7 @@ def main():
     if "llama.cpp" in sides and not os.path.exists(args.llama_python):
         raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
                           "the first time), or pass --sides hearth")
-    header, tasks = load_tasks(args.tasks, args.limit, args.lang, args.kind)
+    header, tasks = load_tasks(args.tasks, args.limit, args.lang, args.kind, args.skip)
     if not tasks:
         raise bench_error("no task matches")
     say(f"{len(tasks)} tasks from {args.tasks} (version {header['version']}, seed {header['seed']}); model {args.model}"

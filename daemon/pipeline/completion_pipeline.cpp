@@ -68,7 +68,6 @@ fim_request completion_pipeline::request_for(const completion_ask & a) const {
     req.language_id = a.language_id;
     req.n_predict = settings_.max_tokens;
     req.prompt_budget = std::chrono::milliseconds(settings_.prompt_budget_ms);
-    req.time_budget = std::chrono::milliseconds(settings_.time_budget_ms);
     req.time_cap = std::chrono::milliseconds(settings_.time_cap_ms);
     req.chunk_reuse_min = settings_.chunk_reuse_min;
     req.slots_per_document = settings_.slots_per_document;
@@ -77,6 +76,8 @@ fim_request completion_pipeline::request_for(const completion_ask & a) const {
     req.prefix = w.prefix;
     req.suffix = w.suffix;
     req.mode = detect_mode(a.text, a.cursor);
+    req.time_budget = std::chrono::milliseconds(req.mode == completion_mode::multi_line ? settings_.multi_line_time_budget_ms
+                                                                                       : settings_.time_budget_ms);
     req.n_candidates = a.invoked ? settings_.invoked_candidates : 1;
     return req;
 }

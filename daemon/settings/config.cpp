@@ -141,6 +141,7 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"max-tokens", integer(F(completion.max_tokens), 1, 4096)},
         {"prompt-budget-ms", integer(F(completion.prompt_budget_ms), 0, 600000)},
         {"time-budget-ms", integer(F(completion.time_budget_ms), 1, 600000)},
+        {"multi-line-time-budget-ms", integer(F(completion.multi_line_time_budget_ms), 1, 600000)},
         {"time-cap-ms", integer(F(completion.time_cap_ms), 0, 600000)},
         {"invoked-candidates", integer(F(completion.invoked_candidates), 1, 8)},
         {"chunk-reuse-min", integer(F(completion.chunk_reuse_min), 0, 1 << 20)},

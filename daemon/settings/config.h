@@ -39,9 +39,11 @@ struct completion_settings {
     int32_t max_tokens = 64;         // per candidate
     // Time budgets, each apart (docs/daemon.md): evaluating the prompt (a window that would
     // take longer at the measured speed is shortened), generating a candidate from its first
-    // token, and the hard cap up to which a line the generation budget interrupted is finished.
+    // token (a multi-line answer, a block or a body, has more to write than a line, and gets
+    // its own), and the hard cap up to which a line the generation budget interrupted is finished.
     uint32_t prompt_budget_ms = 6000;
     uint32_t time_budget_ms = 1000;
+    uint32_t multi_line_time_budget_ms = 2000;
     uint32_t time_cap_ms = 4000;
     int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
     int32_t chunk_reuse_min = inference::k_default_chunk_min;   // reuse moved KV chunks of at least this many tokens; 0: exact prefix reuse only

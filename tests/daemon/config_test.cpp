@@ -27,6 +27,7 @@ typed-ahead = false
 prefetch = false
 prompt-budget-ms = 800
 time-budget-ms = 1500
+multi-line-time-budget-ms = 2500
 time-cap-ms = 0
 
 [chat]
@@ -49,6 +50,7 @@ max-tokens = 256
     CHECK_FALSE(c.completion.prefetch);
     CHECK(c.completion.prompt_budget_ms == 800);
     CHECK(c.completion.time_budget_ms == 1500);
+    CHECK(c.completion.multi_line_time_budget_ms == 2500);
     CHECK(c.completion.time_cap_ms == 0);
     CHECK(c.chat.max_tokens == 256);
     CHECK(validate(c));
