@@ -225,8 +225,19 @@ cleaned_completion clean_completion(std::string_view completion, std::string_vie
     const size_t content_end = c.find_last_not_of(" \t\r\n\f\v");
     if (c.find('\n', content_end == std::string_view::npos ? 0 : content_end) != std::string_view::npos) ends_line = true;
     c = rtrim(c);
-    // The completion's end repeats the start of the line's rest.
-    if (const size_t k = real_overlap(c, rest); k > 0) {
+    // A whole line written at the start of a line that has text: the text goes to the next
+    // line, so nothing of it follows the line written; only a line that repeats it whole is
+    // nothing new.
+    const bool line_before_text = ends_line && trim(head).empty() && !rest.empty();
+    if (line_before_text) {
+        const size_t nl = c.rfind('\n');
+        const size_t last = nl == std::string_view::npos ? 0 : nl + 1;
+        if (trim(c.substr(last)) == rest) {
+            keep(last, cleanup_filter::overlap);
+            c = rtrim(c);
+        }
+    } else if (const size_t k = real_overlap(c, rest); k > 0) {
+        // The completion's end repeats the start of the line's rest.
         keep(c.size() - k, cleanup_filter::overlap);
         // The model put the rest on a line of its own (`{` ... `}`): it stays there.
         const size_t last = c.find_last_not_of(" \t");

@@ -146,6 +146,14 @@ TEST_CASE("the suffix overlap is trimmed only where it is real", "[daemon][fim]"
     CHECK(trim_completion("value)", "f(", "value)\n", m::single_line).empty());
     // A word overlap shorter than the minimum is a coincidence unless it is the whole rest.
     CHECK(trim_completion("for i", "    ", "i in range(n):\n", m::single_line) == "for i");
+    // A whole line written before the line's text does not touch it: the text goes to the next
+    // line, so the end of the line written is not a repeat of its start (asynchat.py's
+    // `result = self.data` before `self.data = b''` came back `result =`). A line that repeats
+    // the existing one whole is still nothing new.
+    const std::string at_text = "        else:\n            ";
+    CHECK(trim_completion("result = self.data\n", at_text, "self.data = b''\n", m::single_line) ==
+          "result = self.data\n            ");
+    CHECK(trim_completion("self.data = b''\n", at_text, "self.data = b''\n", m::single_line).empty());
 }
 
 TEST_CASE("the cleanup says which filter cut an answer", "[daemon][fim]") {
