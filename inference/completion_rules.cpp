@@ -62,11 +62,34 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
             return nl == std::string_view::npos ? std::string::npos : nl + 1;
         };
     }
-    const auto head = current_line_head(prefix);
-    const size_t base_indent = trim(head).empty() ? head.size() : indent_of(head);
-    const bool opens_block = !trim(head).empty() && std::string_view("{([:").find(trim(head).back()) != std::string_view::npos;
+    const std::string head(current_line_head(prefix));
+    const bool blank_head = trim(head).empty();
+    const size_t head_indent = blank_head ? head.size() : indent_of(head);
+    const bool opens_block = !blank_head && std::string_view("{([:").find(trim(head).back()) != std::string_view::npos;
     const std::string suffix_line = first_suffix_line(suffix);
-    return [base_indent, opens_block, suffix_line](std::string_view text) -> size_t {
+    return [head, blank_head, head_indent, opens_block, suffix_line](std::string_view text) -> size_t {
+        // From a blank line the completion is in the block its first line with text is indented
+        // for (the indentation typed before the cursor included), not the cursor's column: a
+        // line indented less leaves that block.
+        size_t base_indent = head_indent;
+        if (blank_head) {
+            const std::string first = head + std::string(text.substr(0, text.find('\n')));
+            if (!trim(first).empty()) {
+                base_indent = indent_of(first);
+            } else {
+                size_t at = text.find('\n');
+                while (at != std::string_view::npos) {
+                    const size_t next = text.find('\n', at + 1);
+                    if (next == std::string_view::npos) break;
+                    const auto line = text.substr(at + 1, next - at - 1);
+                    if (!trim(line).empty()) {
+                        base_indent = std::max(base_indent, indent_of(line));
+                        break;
+                    }
+                    at = next;
+                }
+            }
+        }
         // Look at each finished line after the first (the first continues the cursor's line).
         size_t line_start = text.find('\n');
         int blank_run = 0;

@@ -1,7 +1,8 @@
 // completion_rules: where an inline completion should end, decided from the text around
 // the cursor. single_line stops at the end of the line. multi_line continues across lines
 // while they stay inside the block the cursor is in (indented at least as deep as the
-// cursor's line), and stops before a line that only repeats what the suffix already says.
+// cursor's line; from a blank line, as deep as the completion's first line with text), and
+// stops before a line that only repeats what the suffix already says.
 // A completion the rule ends keeps the newline after its last line: it tells the cleanup
 // (daemon/pipeline/fim_window.h) that the line is finished, which matters before text on the line.
 // Thread-safety: pure functions; the rule returned owns copies of what it needs.

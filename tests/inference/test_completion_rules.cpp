@@ -32,6 +32,21 @@ TEST_CASE("multi-line completions stay inside the block", "[inference][completio
     CHECK(cut_by(brace, "\n    return 1;\n}\nint g() {\n") == "\n    return 1;\n}\n");
 }
 
+TEST_CASE("from a blank line, a multi-line completion ends where it leaves the block it started in", "[inference][completion]") {
+    // The cursor at column 0 of an empty line inside a try block: the block the completion is in
+    // is the one its first line is indented for, not column 0 (cgitb.py's `file.write(doc)` was
+    // followed by a dedented `finally:` that closed the block).
+    auto rule = make_completion_rule(line_mode::multi_line, "            try:\n", "\n            except OSError:\n");
+    CHECK(cut_by(rule, "                    file.write(doc)\n            finally:\n") == "                    file.write(doc)\n");
+    // Lines at the first line's depth and deeper stay, blank lines too.
+    CHECK(cut_by(rule, "    x = 1\n\n    if x:\n        y()\ndef g():\n") == "    x = 1\n\n    if x:\n        y()\n");
+    // A first line that is blank does not set the depth: the first line with text does.
+    CHECK(cut_by(rule, "\n        a()\n        b()\n    c()\n") == "\n        a()\n        b()\n");
+    // The indentation typed before the cursor counts as the first line's.
+    auto typed = make_completion_rule(line_mode::multi_line, "def f():\n        ", "\n");
+    CHECK(cut_by(typed, "a()\n        b()\n    c()\n") == "a()\n        b()\n");
+}
+
 TEST_CASE("multi-line completions stop before repeating the suffix", "[inference][completion]") {
     auto rule = make_completion_rule(line_mode::multi_line, "    ", "\n    return total;\n}\n");
     CHECK(cut_by(rule, "total += x;\n    return total;\n") == "total += x;\n");
