@@ -1,18 +1,24 @@
 #include "inference/cuda_layers.h"
 
-#include "inference/device_layers.h"
-#include "inference/layer_plan.h"
 #include "kernels/cuda/device_ops.h"
 #include "kernels/cuda/ops.h"
 
 namespace hearth::inference {
 
-result<std::unique_ptr<layer_device>> make_cuda_layers(const model & m, const gpu_layers & want, int32_t n_ctx) {
+result<offload_target> open_cuda_target() {
     auto ops = kernels::cuda::make_device_ops();
     if (!ops) return ops.error();   // "no CUDA device: ..." with the runtime's reason
-    auto n = plan_offload(m, want, n_ctx, {"CUDA", kernels::cuda::supports_weight, (*ops)->memory_bytes()});
-    if (!n) return n.error();
-    return make_device_layers(m, *n, std::move(*ops));
+    std::shared_ptr<kernels::device_ops> shared = std::move(*ops);
+    offload_backend be{"CUDA", kernels::cuda::supports_weight, shared->memory_bytes(), shared->name()};
+    return offload_target{std::move(shared), std::move(be)};
+}
+
+result<std::unique_ptr<layer_device>> make_cuda_layers(const model & m, const gpu_layers & want, int32_t n_ctx) {
+    auto t = open_cuda_target();
+    if (!t) return t.error();
+    auto d = make_offloaded_layers(std::move(*t), m, want, offload_room{n_ctx});
+    if (!d) return d.error();
+    return std::move(d->device);
 }
 
 }  // namespace hearth::inference

@@ -12,6 +12,10 @@
 
 namespace hearth::inference {
 
+// The CUDA device opened, or why there is none ("no CUDA device: ..." with the runtime's reason).
+result<offload_target> open_cuda_target();
+
+// The model's last layers on it, `auto` keeping room for one cache of n_ctx positions.
 result<std::unique_ptr<layer_device>> make_cuda_layers(const model & m, const gpu_layers & want, int32_t n_ctx);
 
 }  // namespace hearth::inference

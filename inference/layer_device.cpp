@@ -1,40 +1,66 @@
 #include "inference/layer_device.h"
 
-#include <charconv>
+#include <utility>
 
 #include "inference/cuda_layers.h"
+#include "inference/device_layers.h"
 #include "inference/vulkan_layers.h"
 
 namespace hearth::inference {
+namespace {
 
-result<gpu_layers> parse_gpu_layers(std::string_view text) {
-    if (text == "all") return gpu_layers{gpu_layers::kind::all, 0, 0};
-    if (text == "auto") return gpu_layers{gpu_layers::kind::automatic, 0, 0};
-    int32_t n = -1;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || n < 0)
-        return fail("--gpu-layers '", std::string(text), "': expected a number of layers >= 0, 'all' or 'auto'");
-    return gpu_layers{gpu_layers::kind::count, n, 0};
-}
+using opener = result<offload_target> (*)();
 
-result<std::unique_ptr<layer_device>> make_layer_device(const model & m, const gpu_layers & want, int32_t n_ctx) {
-    if (want.how == gpu_layers::kind::count && want.n == 0) return fail("no layers asked for the GPU");
-    (void)m;
-    (void)n_ctx;
-    // CUDA first where the build has it; without a CUDA device, Vulkan where the build has that.
-    std::string why;
+// The backends of this build in the order they are tried: CUDA first, then Vulkan.
+std::vector<std::pair<const char *, opener>> backends() {
+    std::vector<std::pair<const char *, opener>> out;
 #if HEARTH_HAVE_CUDA
-    auto cuda = make_cuda_layers(m, want, n_ctx);
-    if (cuda) return cuda;
-    why = cuda.message();
+    out.emplace_back("CUDA", open_cuda_target);
 #endif
 #if HEARTH_HAVE_VULKAN
-    auto vulkan = make_vulkan_layers(m, want, n_ctx);
-    if (vulkan) return vulkan;
-    why += (why.empty() ? "" : "; ") + vulkan.message();
+    out.emplace_back("Vulkan", open_vulkan_target);
 #endif
-    if (why.empty()) return fail("this build has no GPU backend (configure with HEARTH_VULKAN=ON or HEARTH_CUDA=ON); running on the CPU");
-    return fail(why, "; running on the CPU");
+    return out;
+}
+
+constexpr const char * k_no_backend =
+    "this build has no GPU backend (configure with HEARTH_VULKAN=ON or HEARTH_CUDA=ON)";
+
+}  // namespace
+
+std::vector<backend_plan> plan_layer_devices(const model & m, const gpu_layers & want, const offload_room & room) {
+    std::vector<backend_plan> out;
+    for (const auto & [name, open] : backends()) {
+        backend_plan bp{name, std::nullopt, {}};
+        auto t = open();
+        auto p = t ? plan_offload(m, want, room, t->backend) : result<offload_plan>(t.error());
+        if (p) bp.plan = std::move(*p);
+        else bp.why_not = p.message();
+        out.push_back(std::move(bp));
+    }
+    return out;
+}
+
+result<offloaded_layers> make_offloaded_layers(offload_target target, const model & m, const gpu_layers & want,
+                                               const offload_room & room) {
+    auto plan = plan_offload(m, want, room, target.backend);
+    if (!plan) return plan.error();
+    auto dev = make_device_layers(m, plan->n_layers, std::move(target.ops));
+    if (!dev) return dev.error();
+    return offloaded_layers{std::move(*dev), std::move(*plan)};
+}
+
+result<offloaded_layers> make_layer_device(const model & m, const gpu_layers & want, const offload_room & room) {
+    if (want.how == gpu_layers::kind::count && want.n == 0) return fail("no layers asked for the GPU");
+    // The first backend that opens, places the layers and takes the weights; else every reason.
+    std::string why;
+    for (const auto & [name, open] : backends()) {
+        auto t = open();
+        auto d = t ? make_offloaded_layers(std::move(*t), m, want, room) : result<offloaded_layers>(t.error());
+        if (d) return d;
+        why += (why.empty() ? "" : "; ") + d.message();
+    }
+    return fail(why.empty() ? k_no_backend : why, "; running on the CPU");
 }
 
 }  // namespace hearth::inference

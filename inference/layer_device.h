@@ -6,18 +6,25 @@
 // the device adopts the cache's rows of its layers (kv_device_rows, kv_cache.h), and they stay
 // there; the kv_cache reaches them for what the session cache does besides evaluating (chunk
 // shifts, slot files, the budget's accounting). make_layer_device() is the one place a device is
-// chosen: CUDA, then Vulkan, where the build has them.
+// chosen: CUDA, then Vulkan, where the build has them, each placing the layers by layer_plan.h.
 // Thread-safety: owned by the engine (the compute worker).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "inference/kv_cache.h"
+#include "inference/layer_plan.h"
 #include "inference/model.h"
+
+namespace hearth::kernels {
+class device_ops;
+}
 
 namespace hearth::inference {
 
@@ -41,18 +48,38 @@ public:
                                const int32_t * kv_start, kv_cache & cache) = 0;
 };
 
-// How many of the last layers go to the device: "0" (none), "N", "all" or "auto" (as many as fit
-// in the device's memory with a margin).
-struct gpu_layers {
-    enum class kind { count, all, automatic } how = kind::count;
-    int32_t n = 0;
-    uint64_t device_memory_cap = 0;   // `auto` plans for at most this much device memory (0: the device's)
+// An opened device: its operations, and what placement needs to know of it.
+struct offload_target {
+    std::shared_ptr<kernels::device_ops> ops;
+    offload_backend backend;
 };
-result<gpu_layers> parse_gpu_layers(std::string_view text);
 
-// The device for the model's last layers, or an error saying why there is none (no GPU backend in
-// this build, no loader or device, a layer the device cannot run). With `auto`, n_ctx is the
-// context the plan keeps room for.
-result<std::unique_ptr<layer_device>> make_layer_device(const model & m, const gpu_layers & want, int32_t n_ctx);
+// The layers on a device and the plan that placed them.
+struct offloaded_layers {
+    std::unique_ptr<layer_device> device;
+    offload_plan plan;
+};
+
+// What one backend of this build would do with the model's last layers: its plan, or why it
+// cannot take them (no loader or device, a layer it cannot run, too little memory).
+struct backend_plan {
+    std::string backend;             // "CUDA", "Vulkan"
+    std::optional<offload_plan> plan;
+    std::string why_not;             // when there is no plan
+};
+
+// Every backend of this build in the order make_layer_device tries them (CUDA, then Vulkan), each
+// device opened and the layers planned but nothing uploaded: the first plan is the one
+// make_layer_device would run. Empty where the build has no GPU backend.
+std::vector<backend_plan> plan_layer_devices(const model & m, const gpu_layers & want, const offload_room & room);
+
+// The device for the model's last layers and its plan, or an error saying why there is none (no
+// GPU backend in this build, no loader or device, a layer the device cannot run, the weights did
+// not fit). `auto` keeps room for room's caches and batch.
+result<offloaded_layers> make_layer_device(const model & m, const gpu_layers & want, const offload_room & room);
+
+// The layers an opened device runs as want and room place them, the weights uploaded.
+result<offloaded_layers> make_offloaded_layers(offload_target target, const model & m, const gpu_layers & want,
+                                               const offload_room & room);
 
 }  // namespace hearth::inference

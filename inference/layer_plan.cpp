@@ -1,17 +1,43 @@
 #include "inference/layer_plan.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 
+#include "inference/kv_cache.h"
 #include "kernels/quant.h"
 
 namespace hearth::inference {
 namespace {
 
-constexpr double k_memory_margin = 0.8;   // `auto` plans within 80% of the device's memory
+uint64_t bytes_of(const weight & w) { return static_cast<uint64_t>(w.n_rows) * w.row_bytes; }
 
-uint64_t weight_bytes(const weight & w) { return static_cast<uint64_t>(w.n_rows) * w.row_bytes; }
+std::string mib(uint64_t bytes) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
 
 }  // namespace
+
+result<gpu_layers> parse_gpu_layers(std::string_view text) {
+    if (text == "all") return gpu_layers{gpu_layers::kind::all, 0, 0};
+    if (text == "auto") return gpu_layers{gpu_layers::kind::automatic, 0, 0};
+    int32_t n = -1;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 0)
+        return fail("--gpu-layers '", std::string(text), "': expected a number of layers >= 0, 'all' or 'auto'");
+    return gpu_layers{gpu_layers::kind::count, n, 0};
+}
+
+std::string to_string(const gpu_layers & g) {
+    switch (g.how) {
+    case gpu_layers::kind::all: return "all";
+    case gpu_layers::kind::automatic: return "auto";
+    case gpu_layers::kind::count: break;
+    }
+    return std::to_string(g.n);
+}
 
 std::string unsupported_layer(const hparams & hp, const layer & L, bool (*supports_weight)(kernels::tensor_type)) {
     using kernels::tensor_type;
@@ -32,45 +58,95 @@ std::string unsupported_layer(const hparams & hp, const layer & L, bool (*suppor
     return {};
 }
 
-uint64_t layer_device_bytes(const hparams & hp, const layer & L, int32_t n_ctx) {
+uint64_t layer_weight_bytes(const hparams & hp, const layer & L) {
     uint64_t b = 0;
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) b += weight_bytes(*w);
-    b += 2ull * hp.n_embd * sizeof(float);                                          // norms
-    b += 2ull * static_cast<uint64_t>(n_ctx) * hp.n_embd_kv() * sizeof(uint16_t);   // f16 K and V
+    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) b += bytes_of(*w);
+    b += 2ull * hp.n_embd * sizeof(float);   // the two norms
+    if (L.bq) b += static_cast<uint64_t>(hp.n_embd_q()) * sizeof(float);
+    if (L.bk) b += static_cast<uint64_t>(hp.n_embd_kv()) * sizeof(float);
+    if (L.bv) b += static_cast<uint64_t>(hp.n_embd_kv()) * sizeof(float);
     return b;
 }
 
-result<int32_t> plan_offload(const model & m, const gpu_layers & want, int32_t n_ctx, const offload_backend & be) {
+uint64_t layer_kv_bytes(const hparams & hp, const offload_room & room) {
+    return kv_bytes_per_token(room.cache_type, 1, hp.n_embd_kv()) * static_cast<uint64_t>(room.n_ctx) *
+           static_cast<uint64_t>(std::max(room.n_slots, 0));
+}
+
+uint64_t device_compute_bytes(const hparams & hp, const offload_room & room) {
+    const auto n = static_cast<uint64_t>(room.n_batch);
+    // The residual stream and norm output, Q and the attention output, K and V, the FFN's gate and
+    // up, and four int32 per token (positions, visible lengths, window starts, zeros).
+    const uint64_t floats = 2ull * hp.n_embd + 2ull * hp.n_embd_q() + 2ull * hp.n_embd_kv() + 2ull * hp.n_ff + 4;
+    // The widest input in q8_0: per block of 32, an f32 scale and 32 int8.
+    const uint64_t widest = static_cast<uint64_t>(std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff})) / 32;
+    const uint64_t scores = static_cast<uint64_t>(hp.n_head) * static_cast<uint64_t>(room.n_ctx) * sizeof(float);
+    return n * (floats * sizeof(float) + widest * 36 + scores);
+}
+
+result<offload_plan> plan_offload(const model & m, const gpu_layers & want, const offload_room & room,
+                                  const offload_backend & be) {
     const hparams & hp = m.hp();
-    int32_t n = hp.n_layer;
-    if (want.how == gpu_layers::kind::count) n = std::min(want.n, hp.n_layer);
+    offload_plan p;
+    p.backend = std::string(be.name);
+    p.device = be.device;
+    p.asked = to_string(want);
+    p.device_bytes = be.device_bytes;
+    p.n_layer = hp.n_layer;
+    p.room = room;
+    const int32_t asked = want.how == gpu_layers::kind::count ? std::min(want.n, hp.n_layer) : hp.n_layer;
     // The layers that can run on the device are a tail of the model: count it.
-    int32_t n_ok = 0;
     std::string why;
-    for (int32_t il = hp.n_layer - 1; il >= 0 && n_ok < n; --il, ++n_ok) {
+    for (int32_t il = hp.n_layer - 1; il >= 0 && p.n_runnable < asked; --il, ++p.n_runnable) {
         why = unsupported_layer(hp, m.layers()[il], be.supports_weight);
         if (!why.empty()) break;
     }
-    if (n_ok == 0) return fail("the ", be.name, " backend cannot run layer ", hp.n_layer - 1, " of this model (", why, ")");
-    if (n_ok < n && want.how != gpu_layers::kind::automatic)
-        return fail("the ", be.name, " backend cannot run layer ", hp.n_layer - n_ok - 1, " of this model (", why,
-                    "); at most ", n_ok, " of the last layers can be offloaded");
-    n = n_ok;
+    if (p.n_runnable == 0)
+        return fail("the ", be.name, " backend cannot run layer ", hp.n_layer - 1, " of this model (", why, ")");
+    if (p.n_runnable < asked && want.how != gpu_layers::kind::automatic)
+        return fail("the ", be.name, " backend cannot run layer ", hp.n_layer - p.n_runnable - 1, " of this model (", why,
+                    "); at most ", p.n_runnable, " of the last layers can be offloaded");
+    if (p.n_runnable < asked)
+        p.why_fewer = "the " + std::string(be.name) + " backend cannot run layer " +
+                      std::to_string(hp.n_layer - p.n_runnable - 1) + " (" + why + ")";
+    p.compute_bytes = device_compute_bytes(hp, room);
+    const uint64_t kv = layer_kv_bytes(hp, room);
+    int32_t n = p.n_runnable;
     if (want.how == gpu_layers::kind::automatic) {
         const uint64_t budget = want.device_memory_cap ? want.device_memory_cap : be.device_bytes;
-        const auto usable = static_cast<uint64_t>(static_cast<double>(budget) * k_memory_margin);
-        uint64_t used = 0;
+        p.budget_bytes = static_cast<uint64_t>(static_cast<double>(budget) * k_device_memory_margin);
+        uint64_t used = p.compute_bytes;
         int32_t fit = 0;
         for (int32_t il = hp.n_layer - 1; il >= hp.n_layer - n; --il) {
-            const uint64_t b = layer_device_bytes(hp, m.layers()[il], n_ctx);
-            if (used + b > usable) break;
+            const uint64_t b = layer_weight_bytes(hp, m.layers()[il]) + kv;
+            if (used + b > p.budget_bytes) break;
             used += b;
             ++fit;
         }
-        if (fit == 0) return fail("the ", be.name, " device's memory (", budget >> 20, " MiB) holds none of this model's layers");
+        if (fit == 0)
+            return fail("the ", be.name, " device's memory (", mib(budget), ", ", mib(p.budget_bytes),
+                        " within the margin) holds none of this model's layers: one takes ",
+                        mib(layer_weight_bytes(hp, m.layers()[hp.n_layer - 1]) + kv), " with its KV rows, and the "
+                        "compute buffers ", mib(p.compute_bytes));
+        if (fit < n)
+            p.why_fewer += (p.why_fewer.empty() ? "" : "; ") + std::to_string(fit) + " of " + std::to_string(n) + " layers fit in " + mib(p.budget_bytes) +
+                          " (" + std::to_string(static_cast<int>(k_device_memory_margin * 100)) + "% of " +
+                          mib(budget) + (want.device_memory_cap ? ", capped" : "") + ")";
         n = fit;
     }
-    return n;
+    p.n_layers = n;
+    for (int32_t il = p.first_layer(); il < hp.n_layer; ++il) p.weight_bytes += layer_weight_bytes(hp, m.layers()[il]);
+    p.kv_bytes = kv * static_cast<uint64_t>(n);
+    return p;
+}
+
+std::string describe(const offload_plan & p) {
+    std::string s = "layers " + std::to_string(p.first_layer()) + "-" + std::to_string(p.n_layer - 1) + " of " +
+                    std::to_string(p.n_layer) + " on " + p.device + " (--gpu-layers " + p.asked + "): " +
+                    mib(p.total_bytes()) + " of the device's " + mib(p.device_bytes) + " (weights " +
+                    mib(p.weight_bytes) + ", KV " + mib(p.kv_bytes) + ", compute " + mib(p.compute_bytes) + ")";
+    if (!p.why_fewer.empty()) s += "; fewer layers: " + p.why_fewer;
+    return s;
 }
 
 }  // namespace hearth::inference

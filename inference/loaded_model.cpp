@@ -39,13 +39,16 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
     if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
-        auto dev = make_layer_device(lm->model_, *gpu, lm->n_ctx_);
-        if (dev && !(*dev)->takes_cache(*cache_type))
+        const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_type};
+        auto dev = make_layer_device(lm->model_, *gpu, room);
+        if (dev && !dev->device->takes_cache(*cache_type))
             dev = fail("the GPU layers need an f16 KV cache (q8_0 and q4_0 caches on the device are not supported "
                        "yet); --cache-type ", kernels::tensor_type_info(*cache_type).name, " runs on the CPU");
         if (dev) {
-            lm->engine_->set_layer_device(std::move(*dev));
+            lm->engine_->set_layer_device(std::move(dev->device));
+            lm->offload_ = std::move(dev->plan);
         } else {
+            lm->cpu_reason_ = dev.message();
             warning = warning.empty() ? dev.message() : warning + "; " + dev.message();
         }
     }
@@ -63,6 +66,7 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->name_ = name && *name ? std::string(**name) : std::filesystem::path(opts.model_path).filename().string();
     lm->path_ = opts.model_path;
     lm->warning_ = std::move(warning);
+    lm->gpu_layers_ = opts.gpu_layers;
     return lm;
 }
 

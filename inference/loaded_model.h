@@ -15,6 +15,7 @@
 #include "inference/engine.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/kv_cache.h"
+#include "inference/layer_plan.h"
 #include "inference/model.h"
 #include "inference/tokenizer/vocab.h"
 #include "kernels/thread_pool.h"
@@ -34,6 +35,8 @@ struct load_options {
     // The last layers to run on a GPU: "0", "N", "all" or "auto" (layer_device.h). Where no device
     // can take them the model runs on the CPU and warning() says why.
     std::string gpu_layers = "0";
+    // The KV caches of n_ctx positions the device's plan keeps room for (`auto`).
+    int32_t device_slots = 1;
 };
 
 inline constexpr int32_t k_default_ctx_cap = 8192;
@@ -57,6 +60,11 @@ public:
     const std::string & path() const { return path_; }
     // What load() changed from the options (empty when nothing), for the caller to log.
     const std::string & warning() const { return warning_; }
+    // Where the layers run: the plan the engine's device was placed by, or none (every layer on
+    // the CPU) and cpu_reason() says why ("" when no layers were asked for the GPU).
+    const std::optional<offload_plan> & offload() const { return offload_; }
+    const std::string & cpu_reason() const { return cpu_reason_; }
+    const std::string & gpu_layers() const { return gpu_layers_; }   // as asked (load_options::gpu_layers)
 
 
 private:
@@ -74,6 +82,9 @@ private:
     std::string name_;
     std::string path_;
     std::string warning_;
+    std::optional<offload_plan> offload_;
+    std::string cpu_reason_;
+    std::string gpu_layers_;
 };
 
 }  // namespace hearth::inference

@@ -11,6 +11,11 @@
 
 namespace hearth::inference {
 
+// The Vulkan device opened, or why there is none ("no Vulkan device: ..." with the loader's or
+// the driver's reason).
+result<offload_target> open_vulkan_target();
+
+// The model's last layers on it, `auto` keeping room for one cache of n_ctx positions.
 result<std::unique_ptr<layer_device>> make_vulkan_layers(const model & m, const gpu_layers & want, int32_t n_ctx);
 
 }  // namespace hearth::inference

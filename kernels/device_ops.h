@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "base/result.h"
+#include "kernels/attention_shape.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -56,17 +57,6 @@ struct device_weight {
     size_t row_bytes;
 };
 
-// attention() of kernels/attention.h over an f16 cache: q [n_tokens][n_head * head_dim], K and V
-// [n_pos][n_head_kv * head_dim] f16, scores scratch of n_tokens * n_head * n_ctx floats.
-struct device_attention_shape {
-    int64_t n_tokens;
-    int64_t n_head;
-    int64_t n_head_kv;
-    int64_t head_dim;
-    int64_t n_ctx;
-    float scale;
-};
-
 class device_ops {
 public:
     virtual ~device_ops() = default;
@@ -105,7 +95,7 @@ public:
                                int64_t n_tokens, int64_t n_embd_kv) = 0;
     virtual void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
                                const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
-                               const device_buffer & out, const device_attention_shape & shape) = 0;
+                               const device_buffer & out, const attention_shape & shape) = 0;
 
     // Runs everything queued and waits for it; the first error.
     virtual status finish() = 0;

@@ -275,9 +275,9 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                     std::fprintf(stderr, "hearth bench: %s\n", gpu.message().c_str()); state.exit_code = 2; return;
                 } else if (gpu->how != inference::gpu_layers::kind::count || gpu->n > 0) {
                     const int n_ctx = (pps.empty() ? 0 : *std::max_element(pps.begin(), pps.end())) + (tgs.empty() ? 0 : *std::max_element(tgs.begin(), tgs.end())) + *std::max_element(depths.begin(), depths.end()) + 16;
-                    auto dev = inference::make_layer_device(mdl, *gpu, n_ctx);
-                    std::fprintf(stderr, "hearth bench: %s\n", dev ? (*dev)->describe().c_str() : dev.message().c_str());
-                    if (dev) eng.set_layer_device(std::move(*dev));
+                    auto dev = inference::make_layer_device(mdl, *gpu, {n_ctx, 1, eng.n_batch()});
+                    std::fprintf(stderr, "hearth bench: %s\n", dev ? inference::describe(dev->plan).c_str() : dev.message().c_str());
+                    if (dev) eng.set_layer_device(std::move(dev->device));
                 }
                 for (const auto & ct_name : parse_list(f->cache_types)) {
                     auto ct = inference::parse_cache_type(ct_name);

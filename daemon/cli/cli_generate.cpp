@@ -128,7 +128,8 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
                    inference::generation_params params, const model_flags & f) {
     auto & eng = lm.eng();
     if (!lm.warning().empty()) std::fprintf(stderr, "hearth: %s\n", lm.warning().c_str());
-    if (f.verbose && eng.device()) std::fprintf(stderr, "offload: %s\n", eng.device()->describe().c_str());
+    if (f.verbose && eng.device() && lm.offload())
+        std::fprintf(stderr, "offload: %s\n", inference::describe(*lm.offload()).c_str());
     auto mode = inference::parse_speculate_mode(f.speculate.empty() ? (f.draft.empty() ? "off" : "draft") : f.speculate);
     if (!mode) { std::fprintf(stderr, "hearth: %s\n", mode.message().c_str()); return 2; }
     std::unique_ptr<inference::draft_model> draft;

@@ -1,13 +1,15 @@
-// `hearth model info [FILE] [--model PATH] [--json] [--ctx N] [--files N]`: prints what a GGUF
-// model is and what it costs to run. The numbers come from inference::describe_model; this
-// file only finds the model and prints. Exit codes: 0 ok, 1 unreadable or malformed file,
-// 2 no model given and none found.
+// `hearth model info [FILE] [--model PATH] [--json] [--ctx N] [--files N] [--gpu-layers N|all|auto]`:
+// prints what a GGUF model is and what it costs to run. The numbers come from
+// inference::describe_model, the GPU plan from model_offload_report.h; this file only finds the
+// model and prints. Exit codes: 0 ok, 1 unreadable or malformed file, 2 no model given and none
+// found, or a bad option.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +17,12 @@
 
 #include "daemon/models/byte_units.h"
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/model_offload_report.h"
 #include "daemon/engine/model_path.h"
+#include "daemon/settings/config.h"
 #include "inference/gguf/gguf_file.h"
 #include "inference/kv_cache.h"
+#include "inference/loaded_model.h"
 #include "inference/model_info.h"
 
 namespace hearth::daemon {
@@ -33,6 +38,8 @@ struct info_options {
     uint64_t n_ctx = 4096;
     uint64_t n_files = 4;
     std::string cache_type = inference::k_default_cache_type;
+    std::optional<std::string> gpu_layers;   // plan the offload when given
+    std::string gpu_memory;                  // `auto` plans within this much device memory ("": the device's)
 };
 
 std::string human_count(uint64_t n) {
@@ -197,8 +204,39 @@ int run_info(const info_options & o) {
         return 1;
     }
     info->path = path;
-    if (o.json) std::printf("%s\n", boost::json::serialize(to_json(*info)).c_str());
-    else print_text(*info);
+    std::optional<offload_report> offload;
+    if (o.gpu_layers) {
+        auto want = inference::parse_gpu_layers(*o.gpu_layers);
+        if (!want) {
+            std::fprintf(stderr, "hearth model info: %s\n", want.message().c_str());
+            return 2;
+        }
+        if (!o.gpu_memory.empty()) {
+            auto cap = parse_bytes(o.gpu_memory);
+            if (!cap || *cap == 0) {
+                std::fprintf(stderr, "hearth model info: --gpu-memory '%s': expected a size such as 4GiB\n", o.gpu_memory.c_str());
+                return 2;
+            }
+            want->device_memory_cap = *cap;
+        }
+        auto m = inference::model::load(*file);
+        if (!m) {
+            std::fprintf(stderr, "hearth model info: %s: %s\n", path.c_str(), m.message().c_str());
+            return 1;
+        }
+        // The room the daemon's engine keeps: this context and these slots, its batch, this cache type.
+        const inference::offload_room room{static_cast<int32_t>(info->memory.n_ctx), static_cast<int32_t>(o.n_files),
+                                           inference::load_options{}.n_batch, *kv_type};
+        offload = make_offload_report(*m, *want, room);
+    }
+    if (o.json) {
+        auto j = to_json(*info);
+        if (offload) j["gpu_offload"] = offload_report_json(*offload);
+        std::printf("%s\n", boost::json::serialize(j).c_str());
+    } else {
+        print_text(*info);
+        if (offload) print_offload_report(*offload);
+    }
     return 0;
 }
 
@@ -217,6 +255,8 @@ void add_model_commands(CLI::App & app, cli_state & state) {
     info->add_option("--files", opts->n_files, "Cached file slots (one KV cache each) for the RAM estimate")
         ->check(CLI::Range(uint64_t{0}, uint64_t{4096}));
     info->add_option("--cache-type", opts->cache_type, "KV cache type for the RAM estimate: f32, f16, q8_0 or q4_0 (default: the daemon's)");
+    info->add_option("--gpu-layers", opts->gpu_layers, "Plan the last layers on a GPU: N, all or auto (each backend's device, memory and layers)");
+    info->add_option("--gpu-memory", opts->gpu_memory, "With --gpu-layers auto: plan as if the device had this much memory (e.g. 512MiB)");
     info->callback([&state, opts] { state.exit_code = run_info(*opts); });
 }
 

@@ -1,6 +1,7 @@
 // `hearth status`: asks the running daemon for hearth/status over its Unix socket and prints
-// it: the model, memory (mapped weights, KV budget and use), the KV slots (tokens held,
-// bytes per slot, hit rate, persistence), the queue and the last completion's timings.
+// it: the model, where its layers run (a GPU's plan or why the CPU), memory (mapped weights, KV
+// budget and use), the KV slots (tokens held, bytes per slot, hit rate, persistence), the queue
+// and the last completion's timings.
 // A daemon that refuses the connection (limits.max-connections) says why in a
 // window/showMessage before it closes; that reason is printed, and the exit code is 1, as
 // for a connection that closes or breaks before the answer.
@@ -130,6 +131,28 @@ void print_outcomes(const boost::json::object & s) {
     std::printf("prompt windows     %.0f shortened for the prompt budget\n", num(s, "promptWindowsShortened"));
 }
 
+// Where the layers run (services.cpp's "offload"): the device and what it holds, or why the CPU.
+void print_offload(const boost::json::object & s) {
+    const auto * v = s.if_contains("offload");
+    if (!v || !v->is_object()) return;
+    const auto & o = v->as_object();
+    const double mib = 1024.0 * 1024.0;
+    const double n_layer = num(o, "modelLayers"), n = num(o, "layers");
+    if (!str(o, "backend").empty()) {
+        std::printf("offload            %s %s: layers %.0f-%.0f of %.0f (--gpu-layers %s), %.1f MiB on the device "
+                    "(weights %.1f, KV %.1f; %.1f planned for %.0f slots) of %.1f MiB\n",
+                    str(o, "backend").c_str(), str(o, "device").c_str(), n_layer - n, n_layer - 1, n_layer,
+                    str(o, "gpuLayers").c_str(), num(o, "deviceBytes") / mib, num(o, "deviceWeightBytes") / mib,
+                    num(o, "deviceKvBytes") / mib, num(o, "plannedBytes") / mib, num(o, "plannedSlots"),
+                    num(o, "deviceMemoryBytes") / mib);
+    } else if (!str(o, "cpuReason").empty()) {
+        std::printf("offload            none, all %.0f layers on the CPU (--gpu-layers %s): %s\n", n_layer,
+                    str(o, "gpuLayers").c_str(), str(o, "cpuReason").c_str());
+    } else {
+        std::printf("offload            none, all %.0f layers on the CPU (--gpu-layers %s)\n", n_layer, str(o, "gpuLayers").c_str());
+    }
+}
+
 void print_status(const boost::json::object & s) {
     const double mib = 1024.0 * 1024.0;
     std::printf("hearth %s\n", str(s, "version").c_str());
@@ -143,6 +166,7 @@ void print_status(const boost::json::object & s) {
         if (!str(o, "lastError").empty())
             std::printf("remote last error  %s (%s)\n", str(o, "lastError").c_str(), str(o, "lastFailure").c_str());
     }
+    print_offload(s);
     std::printf("compute            %.0f threads, KV cache %s, context %.0f\n", num(s, "threads"), str(s, "cacheType").c_str(),
                 num(s, "contextLength"));
     std::printf("KV budget          %.1f MiB, %.1f MiB used\n", num(s, "kvBudgetBytes") / mib, num(s, "kvUsedBytes") / mib);

@@ -144,6 +144,23 @@ struct engine_state {
     double last_remote_ms = 0;     // the remote's last answer, request to end
 };
 
+// Where the local model's layers run (inference/layer_plan.h), as hearth/status reports it.
+struct offload_status {
+    std::string gpu_layers = "0";     // what was asked: --gpu-layers, config gpu-layers
+    std::string backend;              // "Vulkan", "CUDA"; "" when every layer runs on the CPU
+    std::string device;               // the device's name
+    int32_t n_layer = 0;              // the model's layers
+    int32_t n_layers = 0;             // on the device: [n_layer - n_layers, n_layer)
+    uint64_t device_memory_bytes = 0; // the device's memory, as its backend reports it
+    uint64_t weight_bytes = 0;        // the offloaded layers' weights, uploaded at load
+    uint64_t kv_bytes = 0;            // the KV rows the slots hold on the device now
+    uint64_t planned_bytes = 0;       // the plan's total: weights, KV of its slots, compute buffers
+    int32_t planned_slots = 0;        // the full-context slots the plan keeps room for
+    // Why every layer runs on the CPU: no device or driver, a refused cache type, or the device
+    // failing at run time ("" when the layers are on the device or none were asked for).
+    std::string cpu_reason;
+};
+
 struct model_status {
     bool loaded = false;
     std::string model_name;        // general.name, else the file name
@@ -172,6 +189,7 @@ struct model_status {
     double prompt_tokens_per_s = 0;    // of the last call (0 if none)
     double generate_tokens_per_s = 0;  // of the last call (0 if none)
     engine_state engine;
+    offload_status offload;
 };
 
 // A completion's prompt as text, for an engine that takes raw prompts (the remote's

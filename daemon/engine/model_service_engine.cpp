@@ -15,6 +15,7 @@
 #include "inference/fim.h"
 #include "inference/generate.h"
 #include "inference/loaded_model.h"
+#include "inference/model_info.h"
 #include "inference/reasoning_filter.h"
 #include "inference/session_cache.h"
 #include "inference/slot_store.h"
@@ -116,6 +117,7 @@ public:
         const uint64_t full_slot = sessions_.bytes_for_positions(lm_->n_ctx());
         base_status_.n_slots_max = static_cast<int32_t>(full_slot ? kv_budget / full_slot : 0);
         base_status_.n_threads = lm_->pool().n_threads();
+        base_status_.offload = offload_of(*lm_);
         publish({});
     }
 
@@ -351,8 +353,39 @@ private:
         ms_per_prompt_token_ = ms_per_prompt_token_ > 0 ? 0.5 * ms_per_prompt_token_ + 0.5 * per_token : per_token;
     }
 
+    // Where the layers run, from the plan the model was loaded with.
+    static offload_status offload_of(const inference::loaded_model & lm) {
+        offload_status o;
+        o.gpu_layers = lm.gpu_layers();
+        o.n_layer = lm.mdl().hp().n_layer;
+        o.cpu_reason = lm.cpu_reason();
+        if (const auto & p = lm.offload()) {
+            o.backend = p->backend;
+            o.device = p->device;
+            o.n_layers = p->n_layers;
+            o.device_memory_bytes = p->device_bytes;
+            o.weight_bytes = p->weight_bytes;
+            o.planned_bytes = p->total_bytes();
+            o.planned_slots = p->room.n_slots;
+        }
+        return o;
+    }
+
+    // A device that failed mid-run was dropped by the engine (the CPU runs every layer since):
+    // said once in the log, and from then on in the status.
+    void note_device_failure() {
+        if (base_status_.offload.backend.empty() || lm_->eng().device()) return;
+        spdlog::warn("GPU offload stopped: {}", lm_->eng().device_error());
+        offload_status & o = base_status_.offload;
+        o.cpu_reason = lm_->eng().device_error();
+        o.backend.clear();
+        o.n_layers = 0;
+        o.weight_bytes = 0;
+    }
+
     // Copies what status() reports, under the lock, so status() never waits for a generation.
     void publish(std::optional<generation_timings> last) {
+        note_device_failure();
         const auto st = sessions_.stats();
         std::lock_guard lock(status_mutex_);
         status_ = base_status_;
@@ -368,6 +401,7 @@ private:
         status_.slots_restored = st.n_restored;
         status_.slots_rejected = st.n_rejected;
         status_.windows_shortened = windows_shortened_;
+        status_.offload.kv_bytes = st.device_bytes;
         if (last) last_ = *last;
         status_.last = last_;
         const int32_t evaluated = last_.n_prompt_tokens - last_.n_cached_tokens;
@@ -405,9 +439,13 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     lo.cache_type = opts.cache_type;
     lo.chat_template = opts.chat_template;
     lo.gpu_layers = opts.gpu_layers;
+    // `auto` keeps device room for as many full-context slots as `hearth model info` estimates for.
+    lo.device_slots = static_cast<int32_t>(inference::memory_options{}.n_files);
     lo.n_ctx = opts.n_ctx;
     auto lm = inference::loaded_model::load(lo);
     if (!lm) return lm.error();
+    if (const auto & plan = (*lm)->offload()) spdlog::info("GPU offload: {}", inference::describe(*plan));
+    else if (!(*lm)->cpu_reason().empty()) spdlog::warn("GPU offload (--gpu-layers {}): {}", opts.gpu_layers, (*lm)->cpu_reason());
     const memory_limit limit = process_memory_limit();
     const auto & hp = (*lm)->mdl().hp();
     const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *

@@ -103,6 +103,21 @@ lsp::status_result services::status() const {
             engine["lastRemoteMs"] = e.last_remote_ms;
         }
         extra["engine"] = std::move(engine);
+        // Where the layers run: the device, its layers and the bytes held there, or why the CPU.
+        const auto & o = m.offload;
+        extra["offload"] = boost::json::object{{"gpuLayers", o.gpu_layers},
+                                               {"backend", o.backend},
+                                               {"device", o.device},
+                                               {"modelLayers", o.n_layer},
+                                               {"layers", o.n_layers},
+                                               {"firstLayer", o.n_layer - o.n_layers},
+                                               {"deviceMemoryBytes", o.device_memory_bytes},
+                                               {"deviceWeightBytes", o.weight_bytes},
+                                               {"deviceKvBytes", o.kv_bytes},
+                                               {"deviceBytes", o.weight_bytes + o.kv_bytes},
+                                               {"plannedBytes", o.planned_bytes},
+                                               {"plannedSlots", o.planned_slots},
+                                               {"cpuReason", o.cpu_reason}};
     }
     extra["completionOutcomes"] = completion_.outcomes_json();
     extra["connections"] = connections_.load();

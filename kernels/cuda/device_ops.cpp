@@ -65,9 +65,8 @@ public:
     }
     void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
                        const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
-                       const device_buffer & out, const device_attention_shape & sh) override {
-        cuda::attention_f16(cu(q), cu(k), cu(v), cu(n_kv), cu(kv_start), cu(scores), cu(out),
-                            {sh.n_tokens, sh.n_head, sh.n_head_kv, sh.head_dim, sh.n_ctx, sh.scale});
+                       const device_buffer & out, const attention_shape & sh) override {
+        cuda::attention_f16(cu(q), cu(k), cu(v), cu(n_kv), cu(kv_start), cu(scores), cu(out), sh);
     }
 
     status finish() override { return dev_->finish(); }

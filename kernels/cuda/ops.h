@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/attention_shape.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -56,14 +57,6 @@ void kv_append_f16(const buffer & src, const buffer & cache, int32_t first_pos, 
 
 // attention() of kernels/attention.h over an f16 cache; n_kv, kv_start: [n_tokens] int32; scores:
 // scratch of n_tokens * n_head * n_ctx floats (n_ctx >= every n_kv[t]); head_dim <= 256.
-struct attention_shape {
-    int64_t n_tokens;
-    int64_t n_head;
-    int64_t n_head_kv;
-    int64_t head_dim;
-    int64_t n_ctx;
-    float scale;
-};
 void attention_f16(const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv, const buffer & kv_start,
                    const buffer & scores, const buffer & out, const attention_shape & shape);
 

@@ -64,9 +64,8 @@ public:
     }
     void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
                        const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
-                       const device_buffer & out, const device_attention_shape & sh) override {
-        vulkan::attention_f16(stream_, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out),
-                              {sh.n_tokens, sh.n_head, sh.n_head_kv, sh.head_dim, sh.n_ctx, sh.scale});
+                       const device_buffer & out, const attention_shape & sh) override {
+        vulkan::attention_f16(stream_, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out), sh);
     }
 
     status finish() override { return stream_.finish(); }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/attention_shape.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -71,14 +72,6 @@ void kv_append_f16(stream & s, const buffer & src, const buffer & cache, int32_t
 // attention() of kernels/attention.h over an f16 cache (K and V [n_pos][n_head_kv * head_dim]).
 // n_kv, kv_start: [n_tokens] int32; scores: scratch of n_tokens * n_head * n_ctx floats, where
 // n_ctx >= every n_kv[t]. head_dim <= 256.
-struct attention_shape {
-    int64_t n_tokens;
-    int64_t n_head;
-    int64_t n_head_kv;
-    int64_t head_dim;
-    int64_t n_ctx;
-    float scale;
-};
 void attention_f16(stream & s, const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv,
                    const buffer & kv_start, const buffer & scores, const buffer & out, const attention_shape & shape);
 

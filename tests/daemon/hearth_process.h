@@ -41,8 +41,10 @@ struct child {
     int from_child = -1;   // its stdout
 };
 
-// Starts `hearth args...` with stdin/stdout on pipes and stderr into `log`.
-inline child spawn(const std::vector<std::string> & args, const std::string & log) {
+// Starts `hearth args...` with stdin/stdout on pipes and stderr into `log`; env: "NAME=value"
+// entries set in the child's environment.
+inline child spawn(const std::vector<std::string> & args, const std::string & log,
+                   const std::vector<std::string> & env = {}) {
     std::signal(SIGPIPE, SIG_IGN);
     int in[2], out[2];
     REQUIRE(::pipe(in) == 0);
@@ -58,6 +60,10 @@ inline child spawn(const std::vector<std::string> & args, const std::string & lo
         const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
         ::dup2(err, 2);
         for (int fd = 3; fd < 256; ++fd) ::close(fd);
+        for (const auto & e : env) {
+            const size_t eq = e.find('=');
+            ::setenv(e.substr(0, eq).c_str(), e.substr(eq + 1).c_str(), 1);
+        }
         std::vector<char *> argv;
         std::vector<std::string> all = {bin};
         all.insert(all.end(), args.begin(), args.end());

@@ -3,6 +3,7 @@
 // (tests/inference/offload_util.h); the CPU fallback for other caches; `auto` placement.
 #include <catch2/catch.hpp>
 
+#include "inference/layer_plan.h"
 #include "inference/vulkan_layers.h"
 #include "tests/inference/offload_util.h"
 
@@ -54,11 +55,11 @@ TEST_CASE("vulkan offload: auto places as many layers as a capped device memory 
     auto all = device_for(tm.mdl, {gpu_layers::kind::automatic, 0, 0});
     if (!all) return;
     CHECK(all->first_layer() == 0);   // the whole model fits
-    // One layer of stories260K with a 512-position f16 cache: its weights plus 2 * 512 * 32 * 2 bytes.
-    const auto & L = tm.mdl.layers().back();
-    uint64_t one = 2ull * 512 * tm.mdl.hp().n_embd_kv() * 2 + 2ull * tm.mdl.hp().n_embd * 4;
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) one += w->n_rows * w->row_bytes;
-    const uint64_t cap = static_cast<uint64_t>(2.5 * static_cast<double>(one) / 0.8);   // 2.5 layers within the margin
+    // The compute buffers and two and a half layers with a 512-position f16 cache, within the margin.
+    const offload_room room{512};
+    const uint64_t one = layer_weight_bytes(tm.mdl.hp(), tm.mdl.layers().back()) + layer_kv_bytes(tm.mdl.hp(), room);
+    const uint64_t cap =
+        static_cast<uint64_t>(static_cast<double>(device_compute_bytes(tm.mdl.hp(), room) + 5 * one / 2) / 0.8);
     auto two = make_vulkan_layers(tm.mdl, {gpu_layers::kind::automatic, 0, cap}, 512);
     REQUIRE(two.has_value());
     CHECK((*two)->first_layer() == n_layer - 2);

@@ -1,0 +1,139 @@
+// The offload plan (inference/layer_plan.h) against a backend that is only a description: which
+// layers N, all and auto place, the device bytes of their weights, KV rows and compute buffers,
+// `auto` under a memory that holds fewer layers, and the refusals. No device is opened.
+#include <catch2/catch.hpp>
+
+#include "inference/kv_cache.h"
+#include "inference/layer_plan.h"
+#include "tests/inference/golden_util.h"
+
+using namespace hearth;
+using namespace hearth::inference;
+using namespace hearth::inference::testing;
+using kernels::tensor_type;
+
+namespace {
+
+bool any_weight(tensor_type) { return true; }
+bool no_f32(tensor_type t) { return t != tensor_type::f32; }
+
+const offload_backend k_big{"Test", any_weight, 1ull << 30, "test: a 1 GiB device"};
+
+test_model stories() { return load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf"); }
+
+// Layer L's weights and norms counted from the model itself (f32: 4 bytes an element).
+uint64_t weights_of(const hparams & hp, const layer & L) {
+    uint64_t b = 2ull * hp.n_embd * 4;
+    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down})
+        b += static_cast<uint64_t>(w->n_rows) * static_cast<uint64_t>(w->n_cols) * 4;
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("layer plan: all, N and a count past the model place the last layers with their bytes", "[inference][plan]") {
+    auto tm = stories();
+    const hparams & hp = tm.mdl.hp();
+    const offload_room room{256, 2, 256, tensor_type::f16};
+    auto all = plan_offload(tm.mdl, *parse_gpu_layers("all"), room, k_big);
+    REQUIRE(all.has_value());
+    CHECK(all->n_layers == 5);
+    CHECK(all->first_layer() == 0);
+    CHECK(all->n_runnable == 5);
+    CHECK(all->backend == "Test");
+    CHECK(all->device == "test: a 1 GiB device");
+    CHECK(all->asked == "all");
+    CHECK(all->budget_bytes == 0);   // only `auto` plans within a budget
+    uint64_t weights = 0;
+    for (const auto & L : tm.mdl.layers()) weights += weights_of(hp, L);
+    CHECK(all->weight_bytes == weights);
+    // K and V, 32 f16 each per position, for 2 slots of 256 positions, in each of the 5 layers.
+    CHECK(all->kv_bytes == 5ull * 2 * 256 * (2 * 32 * 2));
+    CHECK(all->kv_bytes == 5 * kv_bytes_per_token(tensor_type::f16, 1, hp.n_embd_kv()) * 256 * 2);
+    CHECK(all->compute_bytes == device_compute_bytes(hp, room));
+    CHECK(all->total_bytes() == all->weight_bytes + all->kv_bytes + all->compute_bytes);
+    CHECK(all->fits());
+    CHECK(all->why_fewer.empty());
+
+    auto two = plan_offload(tm.mdl, *parse_gpu_layers("2"), room, k_big);
+    REQUIRE(two.has_value());
+    CHECK(two->n_layers == 2);
+    CHECK(two->first_layer() == 3);
+    CHECK(two->weight_bytes == weights_of(hp, tm.mdl.layers()[3]) + weights_of(hp, tm.mdl.layers()[4]));
+    CHECK(two->kv_bytes == all->kv_bytes / 5 * 2);
+    CHECK(describe(*two).find("layers 3-4 of 5 on test: a 1 GiB device (--gpu-layers 2)") == 0);
+
+    auto nine = plan_offload(tm.mdl, *parse_gpu_layers("9"), room, k_big);
+    REQUIRE(nine.has_value());
+    CHECK(nine->n_layers == 5);
+
+    // A device smaller than the plan still gets N and all (uploading says whether they fit).
+    const offload_backend tiny{"Test", any_weight, 4096, "test: 4 KiB"};
+    auto over = plan_offload(tm.mdl, *parse_gpu_layers("all"), room, tiny);
+    REQUIRE(over.has_value());
+    CHECK_FALSE(over->fits());
+}
+
+TEST_CASE("layer plan: the compute buffers grow with the batch and the context", "[inference][plan]") {
+    auto tm = stories();
+    const hparams & hp = tm.mdl.hp();
+    const uint64_t base = device_compute_bytes(hp, {256, 1, 256, tensor_type::f16});
+    // The attention scores: a float per head and position for every token of the batch.
+    CHECK(device_compute_bytes(hp, {512, 1, 256, tensor_type::f16}) - base == 256ull * hp.n_head * 256 * 4);
+    CHECK(device_compute_bytes(hp, {256, 1, 512, tensor_type::f16}) == 2 * base);
+    // Slots and the cache type change the KV rows, not the buffers.
+    CHECK(device_compute_bytes(hp, {256, 8, 256, tensor_type::f32}) == base);
+    CHECK(layer_kv_bytes(hp, {256, 8, 256, tensor_type::f32}) == 2 * layer_kv_bytes(hp, {256, 8, 256, tensor_type::f16}));
+    CHECK(layer_kv_bytes(hp, {256, 8, 256, tensor_type::f16}) == 4 * layer_kv_bytes(hp, {256, 2, 256, tensor_type::f16}));
+}
+
+TEST_CASE("layer plan: auto places what fits in the capped memory and says why not more", "[inference][plan]") {
+    auto tm = stories();
+    const hparams & hp = tm.mdl.hp();
+    const offload_room room{512, 1, 256, tensor_type::f16};
+    auto whole = plan_offload(tm.mdl, *parse_gpu_layers("auto"), room, k_big);
+    REQUIRE(whole.has_value());
+    CHECK(whole->n_layers == 5);
+    CHECK(whole->why_fewer.empty());
+    CHECK(whole->budget_bytes == static_cast<uint64_t>(static_cast<double>(1ull << 30) * 0.8));
+
+    // The compute buffers and two and a half layers, within the margin: two layers.
+    const uint64_t one = layer_weight_bytes(hp, tm.mdl.layers().back()) + layer_kv_bytes(hp, room);
+    gpu_layers want = *parse_gpu_layers("auto");
+    want.device_memory_cap = static_cast<uint64_t>(static_cast<double>(device_compute_bytes(hp, room) + 5 * one / 2) / 0.8);
+    auto two = plan_offload(tm.mdl, want, room, k_big);
+    REQUIRE(two.has_value());
+    CHECK(two->n_layers == 2);
+    CHECK(two->first_layer() == 3);
+    CHECK(two->total_bytes() <= two->budget_bytes);
+    CHECK(two->why_fewer.find("2 of 5 layers fit in ") == 0);
+    CHECK(two->why_fewer.find("capped") != std::string::npos);
+    CHECK(describe(*two).find("; fewer layers: 2 of 5 layers fit") != std::string::npos);
+
+    // More slots, less room for layers.
+    auto slots = plan_offload(tm.mdl, want, offload_room{512, 4, 256, tensor_type::f16}, k_big);
+    REQUIRE(slots.has_value());
+    CHECK(slots->n_layers < 2);
+
+    // Not even the compute buffers and one layer: refused, with the sizes.
+    want.device_memory_cap = 1024;
+    auto none = plan_offload(tm.mdl, want, room, k_big);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.message().find("holds none of this model's layers") != std::string::npos);
+    CHECK(none.message().find("compute buffers") != std::string::npos);
+}
+
+TEST_CASE("layer plan: a weight type the backend does not decode is refused, naming the layer", "[inference][plan]") {
+    auto tm = stories();
+    const offload_backend picky{"Picky", no_f32, 1ull << 30, "picky device"};
+    for (const char * asked : {"2", "all", "auto"}) {
+        INFO(asked);
+        auto p = plan_offload(tm.mdl, *parse_gpu_layers(asked), {256}, picky);
+        REQUIRE_FALSE(p.has_value());
+        CHECK(p.message() == "the Picky backend cannot run layer 4 of this model (a f32 weight)");
+    }
+}
+
+TEST_CASE("gpu layers: to_string gives back what parse_gpu_layers read", "[inference][plan]") {
+    for (const char * text : {"0", "3", "all", "auto"}) CHECK(to_string(*parse_gpu_layers(text)) == text);
+}
