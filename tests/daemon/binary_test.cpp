@@ -194,15 +194,7 @@ TEST_CASE("hearth daemon: SIGTERM answers what is in flight and removes the sock
     const std::string dir = temp_dir();
     child ch = spawn(daemon_args(dir), dir + "/stderr.log");
     const std::string sock = dir + "/run/hearth.sock";
-    // The daemon is starting: retry the connection for up to 10 s.
-    auto connect = [&sock] {
-        for (int i = 0; i < 1000; ++i) {
-            if (auto t = test_client::connect_unix(sock)) return t;
-            std::this_thread::sleep_for(10ms);
-        }
-        return std::optional<test_client>();
-    };
-    auto c = connect();
+    auto c = connect_unix_when_up(sock, 10s);   // the daemon is starting
     INFO(slurp(dir + "/stderr.log"));
     REQUIRE(c);
     struct stat st {};

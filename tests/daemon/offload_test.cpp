@@ -82,15 +82,8 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
     std::filesystem::remove(dir + "/stderr.log");
     child ch = spawn(daemon_args(dir, extra), dir + "/stderr.log", env);
     const std::string sock = dir + "/run/hearth.sock";
-    // The daemon is starting (opening a device takes a while on lavapipe): retry for up to 60 s.
-    auto connect = [&sock] {
-        for (int i = 0; i < 6000; ++i) {
-            if (auto t = test_client::connect_unix(sock)) return t;
-            std::this_thread::sleep_for(10ms);
-        }
-        return std::optional<test_client>();
-    };
-    auto c = connect();
+    // The daemon is starting (opening a device takes a while on lavapipe).
+    auto c = connect_unix_when_up(sock, 60s);
     INFO(slurp(dir + "/stderr.log"));
     REQUIRE(c);
     REQUIRE(c->request(1, "initialize", json::object{{"capabilities", json::object{}}}));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -154,5 +155,15 @@ private:
     std::string buf_;
     bool closed_ = false;
 };
+
+// Connects to a daemon that is starting: retries every 10 ms until `within` has passed.
+inline std::optional<test_client> connect_unix_when_up(const std::string & path, std::chrono::milliseconds within) {
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    for (;;) {
+        if (auto t = test_client::connect_unix(path)) return t;
+        if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
 
 }  // namespace hearth::daemon::testing
