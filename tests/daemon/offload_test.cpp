@@ -26,19 +26,13 @@ namespace json = boost::json;
 
 namespace {
 
+constexpr auto k_reply_within = 120s;
+
 // F32 weights: the device's greedy tokens are the CPU's on every golden prompt (docs/gpu.md).
 const std::string k_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
 
 // A loader with no driver behind it: the device cannot open.
 const std::vector<std::string> k_no_driver = {"VK_ICD_FILENAMES=/nonexistent/icd.json"};
-
-json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout = 120s) {
-    auto r = c.reply_to(id, timeout);
-    REQUIRE(r);
-    INFO(json::serialize(*r));
-    REQUIRE(r->as_object().contains("result"));
-    return r->at("result");
-}
 
 // The tiny model's head size (8) takes no q8_0 cache; its slots go under <dir>/slots. Answers end
 // at 16 tokens or a stop, never at a time budget: lavapipe is far slower than the CPU.
@@ -87,7 +81,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
     INFO(slurp(dir + "/stderr.log"));
     REQUIRE(c);
     REQUIRE(c->request(1, "initialize", json::object{{"capabilities", json::object{}}}));
-    result_of(*c, 1);
+    result_of(*c, 1, k_reply_within);
     REQUIRE(c->notify("initialized"));
 
     session out;
@@ -97,7 +91,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
                        {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
                        {"context", {{"triggerKind", 2}}}};
         REQUIRE(c->request(id, "textDocument/inlineCompletion", p));
-        const auto items = result_of(*c, id++).at("items").as_array();
+        const auto items = result_of(*c, id++, k_reply_within).at("items").as_array();
         out.texts.push_back(items.empty() ? std::string() : std::string(items[0].at("insertText").as_string()));
     };
     const std::string t1 = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
@@ -113,7 +107,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
                                                              {"contentChanges", json::array{json::object{{"text", t3}}}}}));
     complete_at_end(t3);
     REQUIRE(c->request(id, "hearth/status"));
-    out.status = result_of(*c, id++).as_object();
+    out.status = result_of(*c, id++, k_reply_within).as_object();
     out.status_text = run_to_end({"status", "--socket", sock}, dir + "/status.log");
     ::kill(ch.pid, SIGTERM);
     CHECK(wait_exit(ch.pid, 30s) == 0);

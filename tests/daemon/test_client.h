@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <catch2/catch.hpp>
 
 namespace hearth::daemon::testing {
 
@@ -164,6 +165,15 @@ inline std::optional<test_client> connect_unix_when_up(const std::string & path,
         if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+}
+
+// The `result` of the reply to `id`; the test stops if none comes within `timeout` or it is an error.
+inline boost::json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout) {
+    auto r = c.reply_to(id, timeout);
+    REQUIRE(r);
+    INFO(boost::json::serialize(*r));
+    REQUIRE(r->as_object().contains("result"));
+    return r->at("result");
 }
 
 }  // namespace hearth::daemon::testing
