@@ -1,6 +1,7 @@
 #include "inference/completion_rules.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace hearth::inference {
 namespace {
@@ -28,16 +29,23 @@ std::string_view current_line_tail(std::string_view suffix) {
     return suffix.substr(0, std::min(suffix.find('\n'), suffix.size()));
 }
 
+// The first line with text after the newline at `nl`, untrimmed. With `finished`, only a line a
+// newline ends counts: the line still being written may not have its text yet.
+std::optional<std::string_view> next_line_with_text(std::string_view text, size_t nl, bool finished) {
+    while (nl != std::string_view::npos) {
+        const size_t next = text.find('\n', nl + 1);
+        if (next == std::string_view::npos && finished) break;
+        const auto line = text.substr(nl + 1, (next == std::string_view::npos ? text.size() : next) - nl - 1);
+        if (!trim(line).empty()) return line;
+        nl = next;
+    }
+    return std::nullopt;
+}
+
 // The first non-empty line after the cursor's line, trimmed.
 std::string first_suffix_line(std::string_view suffix) {
-    size_t pos = suffix.find('\n');
-    while (pos != std::string_view::npos) {
-        const size_t next = suffix.find('\n', pos + 1);
-        const auto line = trim(suffix.substr(pos + 1, (next == std::string_view::npos ? suffix.size() : next) - pos - 1));
-        if (!line.empty()) return std::string(line);
-        pos = next;
-    }
-    return {};
+    const auto line = next_line_with_text(suffix, suffix.find('\n'), false);
+    return line ? std::string(trim(*line)) : std::string();
 }
 
 }  // namespace
@@ -76,18 +84,8 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
             const std::string first = head + std::string(text.substr(0, text.find('\n')));
             if (!trim(first).empty()) {
                 base_indent = indent_of(first);
-            } else {
-                size_t at = text.find('\n');
-                while (at != std::string_view::npos) {
-                    const size_t next = text.find('\n', at + 1);
-                    if (next == std::string_view::npos) break;
-                    const auto line = text.substr(at + 1, next - at - 1);
-                    if (!trim(line).empty()) {
-                        base_indent = std::max(base_indent, indent_of(line));
-                        break;
-                    }
-                    at = next;
-                }
+            } else if (const auto line = next_line_with_text(text, text.find('\n'), true)) {
+                base_indent = std::max(base_indent, indent_of(*line));
             }
         }
         // Look at each finished line after the first (the first continues the cursor's line).
