@@ -32,7 +32,7 @@ const std::string k_model = std::string(HEARTH_FIXTURES_DIR) + "/models/stories2
 
 void init(test_client & c) {
     REQUIRE(c.request(1, "initialize", json::object{{"capabilities", json::object{}}}));
-    result_of(c, 1, k_reply_within);
+    ok_result(c, 1, k_reply_within);
     REQUIRE(c.notify("initialized"));
 }
 
@@ -75,7 +75,7 @@ TEST_CASE("hearth daemon --stdio serves the tiny model and exits with the LSP co
     REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
     // stories260K has no fill-in-the-middle tokens: the engine continues the text before the
     // cursor, and the items insert that continuation there.
-    const auto items = result_of(c, 2, k_reply_within).at("items").as_array();
+    const auto items = ok_result(c, 2, k_reply_within).at("items").as_array();
     REQUIRE_FALSE(items.empty());
     CHECK_FALSE(items[0].at("insertText").as_string().empty());
     CHECK(items[0].at("range").at("start").at("character").as_int64() == 4);
@@ -83,13 +83,13 @@ TEST_CASE("hearth daemon --stdio serves the tiny model and exits with the LSP co
                       {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 1}, {"character", 0}}}}},
                       {"prompt", "What happens next?"}};
     REQUIRE(c.request(3, "hearth/chat", chat));
-    CHECK(result_of(c, 3, k_reply_within).at("text").is_string());
+    CHECK(ok_result(c, 3, k_reply_within).at("text").is_string());
     REQUIRE(c.request(4, "hearth/status"));
-    auto st = result_of(c, 4, k_reply_within);
+    auto st = ok_result(c, 4, k_reply_within);
     CHECK(st.at("mappedBytes").as_int64() == 379168);   // the Q8_0 fixture's size
     CHECK_FALSE(st.at("model").as_string().empty());
     REQUIRE(c.request(5, "shutdown"));
-    result_of(c, 5, k_reply_within);
+    ok_result(c, 5, k_reply_within);
     REQUIRE(c.notify("exit"));
     CHECK(wait_exit(ch.pid) == 0);
     CHECK(c.wait_closed());
@@ -109,12 +109,12 @@ json::value complete_in_fresh_daemon(const std::string & dir, const std::string 
                    {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
                    {"context", {{"triggerKind", 2}}}};
     REQUIRE(c.request(2, "textDocument/inlineCompletion", p));
-    result_of(c, 2, k_reply_within);
+    ok_result(c, 2, k_reply_within);
     REQUIRE(c.request(3, "hearth/status"));
-    auto st = result_of(c, 3, k_reply_within);
+    auto st = ok_result(c, 3, k_reply_within);
     if (close_first) REQUIRE(c.notify("textDocument/didClose", json::object{{"textDocument", {{"uri", "file:///story.txt"}}}}));
     REQUIRE(c.request(4, "shutdown"));
-    result_of(c, 4, k_reply_within);
+    ok_result(c, 4, k_reply_within);
     REQUIRE(c.notify("exit"));
     CHECK(wait_exit(ch.pid) == 0);
     return st;
@@ -169,9 +169,9 @@ TEST_CASE("hearth daemon --stdio: replies to what came before exit in the same b
     REQUIRE(c.request(2, "hearth/status"));
     REQUIRE(c.request(3, "shutdown"));
     REQUIRE(c.notify("exit"));
-    CHECK(result_of(c, 1, k_reply_within).at("capabilities").is_object());
-    CHECK(result_of(c, 2, k_reply_within).at("connections").as_int64() == 1);
-    CHECK(result_of(c, 3, k_reply_within).is_null());
+    CHECK(ok_result(c, 1, k_reply_within).at("capabilities").is_object());
+    CHECK(ok_result(c, 2, k_reply_within).at("connections").as_int64() == 1);
+    CHECK(ok_result(c, 3, k_reply_within).is_null());
     CHECK(wait_exit(ch.pid) == 0);
 }
 
@@ -226,7 +226,7 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     init(ca);
     init(cb);
     REQUIRE(ca.request(2, "hearth/status"));
-    const auto st = result_of(ca, 2, k_reply_within);
+    const auto st = ok_result(ca, 2, k_reply_within);
     CHECK(st.at("connections").as_int64() == 2);
     // The daemon the shim started got the shim's engine settings.
     CHECK(st.at("cacheType").as_string() == "f16");
@@ -255,7 +255,7 @@ TEST_CASE("hearth lsp: two editors starting at once share one daemon", "[daemon]
     ca.close_write();
     CHECK(wait_exit(a.pid) == 1);
     REQUIRE(cb.request(3, "hearth/status"));
-    CHECK(result_of(cb, 3, k_reply_within).at("connections").as_int64() == 1);
+    CHECK(ok_result(cb, 3, k_reply_within).at("connections").as_int64() == 1);
     // The daemon stopping ends the other shim, which tells its editor it did not choose to.
     ::kill(daemon_pid, SIGTERM);
     CHECK(cb.wait_closed(10s));
@@ -364,7 +364,7 @@ TEST_CASE("hearth lsp: the exit code says how the session ended", "[daemon][bina
     INFO(slurp(dir + "/shim.log"));
     SECTION("shutdown, then exit: 0") {
         REQUIRE(c.request(2, "shutdown"));
-        result_of(c, 2, k_reply_within);
+        ok_result(c, 2, k_reply_within);
         REQUIRE(c.notify("exit"));
         CHECK(wait_exit(shim.pid) == 0);
     }
@@ -405,7 +405,7 @@ TEST_CASE("hearth daemon: a model file truncated under it is a logged exit, not 
                       {"range", {{"start", {{"line", 0}, {"character", 0}}}, {"end", {{"line", 0}, {"character", 4}}}}},
                       {"prompt", "What happens next?"}};
     REQUIRE(c.request(2, "hearth/chat", chat));
-    result_of(c, 2, k_reply_within);
+    ok_result(c, 2, k_reply_within);
     // Cut in place (same inode, as `truncate` or an editor saving over it would), then ask again.
     std::filesystem::resize_file(model, 4096);
     REQUIRE(c.request(3, "hearth/chat", chat));

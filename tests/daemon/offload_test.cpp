@@ -81,7 +81,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
     INFO(slurp(dir + "/stderr.log"));
     REQUIRE(c);
     REQUIRE(c->request(1, "initialize", json::object{{"capabilities", json::object{}}}));
-    result_of(*c, 1, k_reply_within);
+    ok_result(*c, 1, k_reply_within);
     REQUIRE(c->notify("initialized"));
 
     session out;
@@ -91,7 +91,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
                        {"position", {{"line", 0}, {"character", static_cast<int64_t>(text.size())}}},
                        {"context", {{"triggerKind", 2}}}};
         REQUIRE(c->request(id, "textDocument/inlineCompletion", p));
-        const auto items = result_of(*c, id++, k_reply_within).at("items").as_array();
+        const auto items = ok_result(*c, id++, k_reply_within).at("items").as_array();
         out.texts.push_back(items.empty() ? std::string() : std::string(items[0].at("insertText").as_string()));
     };
     const std::string t1 = "Once upon a time, there was a little girl named Lily. She loved to play outside. One day";
@@ -107,7 +107,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
                                                              {"contentChanges", json::array{json::object{{"text", t3}}}}}));
     complete_at_end(t3);
     REQUIRE(c->request(id, "hearth/status"));
-    out.status = result_of(*c, id++, k_reply_within).as_object();
+    out.status = ok_result(*c, id++, k_reply_within).as_object();
     out.status_text = run_to_end({"status", "--socket", sock}, dir + "/status.log");
     ::kill(ch.pid, SIGTERM);
     CHECK(wait_exit(ch.pid, 30s) == 0);

@@ -73,14 +73,6 @@ struct running_daemon {
     }
 };
 
-inline json::value ok_result(test_client & c, int64_t id) {
-    auto r = c.reply_to(id);
-    REQUIRE(r);
-    INFO(json::serialize(*r));
-    REQUIRE(r->as_object().contains("result"));
-    return r->as_object().at("result");
-}
-
 inline int64_t error_code(test_client & c, int64_t id, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
     auto r = c.reply_to(id, timeout);
     REQUIRE(r);

@@ -168,7 +168,8 @@ inline std::optional<test_client> connect_unix_when_up(const std::string & path,
 }
 
 // The `result` of the reply to `id`; the test stops if none comes within `timeout` or it is an error.
-inline boost::json::value result_of(test_client & c, int64_t id, std::chrono::milliseconds timeout) {
+inline boost::json::value ok_result(test_client & c, int64_t id,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
     auto r = c.reply_to(id, timeout);
     REQUIRE(r);
     INFO(boost::json::serialize(*r));
