@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,29 +13,31 @@ using kernels::device_buffer;
 using kernels::tensor_type;
 using buffer_ptr = std::unique_ptr<device_buffer>;
 
-// One cache's K/V rows of the device's layers, in device buffers ([n_alloc_][row_bytes_] each),
-// grown as kv_cache grows its host rows. Holds the device, so it may outlive the layer_device.
+// One cache's K/V rows of the device's layers, in device buffers ([n_alloc_][row bytes of the
+// half] each), grown as kv_cache grows its host rows. Holds the device, so it may outlive the
+// layer_device.
 class device_kv_rows final : public kv_device_rows {
 public:
-    device_kv_rows(std::shared_ptr<kernels::device_ops> ops, int32_t first, int32_t n_layer, size_t row_bytes, int32_t n_ctx)
-        : ops_(std::move(ops)), first_(first), n_ctx_(n_ctx), row_bytes_(row_bytes),
+    device_kv_rows(std::shared_ptr<kernels::device_ops> ops, int32_t first, int32_t n_layer, const kv_cache & cache)
+        : ops_(std::move(ops)), first_(first), n_ctx_(cache.n_ctx()),
+          k_row_bytes_(cache.row_bytes(kv_half::k)), v_row_bytes_(cache.row_bytes(kv_half::v)),
           k_(static_cast<size_t>(n_layer - first)), v_(static_cast<size_t>(n_layer - first)) {}
 
     const void * owner() const override { return ops_.get(); }
     int32_t first_layer() const override { return first_; }
     int32_t n_alloc() const override { return n_alloc_; }
-    uint64_t bytes() const override { return 2ull * k_.size() * static_cast<uint64_t>(n_alloc_) * row_bytes_; }
+    uint64_t bytes() const override { return k_.size() * static_cast<uint64_t>(n_alloc_) * (k_row_bytes_ + v_row_bytes_); }
 
     status reserve(int32_t n) override {
         if (n <= n_alloc_) return {};
         // The rounding kv_cache::reserve applies, so a slot costs the same wherever it lives.
         const int32_t step = kv_cache::k_grow_positions;
         const int32_t grown = std::min(n_ctx_, (n + step - 1) / step * step);
-        const size_t kept = static_cast<size_t>(n_alloc_) * row_bytes_;
         std::vector<buffer_ptr> k(k_.size()), v(v_.size());
         for (size_t i = 0; i < k_.size(); ++i) {
-            for (auto [to, from] : {std::pair{&k[i], &k_[i]}, {&v[i], &v_[i]}}) {
-                auto b = ops_->make_buffer(static_cast<size_t>(grown) * row_bytes_);
+            for (auto [to, from, row_bytes] : {std::tuple{&k[i], &k_[i], k_row_bytes_}, {&v[i], &v_[i], v_row_bytes_}}) {
+                const size_t kept = static_cast<size_t>(n_alloc_) * row_bytes;
+                auto b = ops_->make_buffer(static_cast<size_t>(grown) * row_bytes);
                 if (!b) return b.error();
                 if (kept > 0)
                     if (status s = ops_->copy(**from, 0, **b, 0, kept); !s) return s;
@@ -47,10 +50,12 @@ public:
         return {};
     }
     status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const override {
-        return rows(il, h).download(dst, static_cast<size_t>(n) * row_bytes_, static_cast<size_t>(pos) * row_bytes_);
+        const size_t rb = row_bytes(h);
+        return rows(il, h).download(dst, static_cast<size_t>(n) * rb, static_cast<size_t>(pos) * rb);
     }
     status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) override {
-        return rows(il, h).upload(src, static_cast<size_t>(n) * row_bytes_, static_cast<size_t>(pos) * row_bytes_);
+        const size_t rb = row_bytes(h);
+        return rows(il, h).upload(src, static_cast<size_t>(n) * rb, static_cast<size_t>(pos) * rb);
     }
 
     device_buffer & rows(int32_t il, kv_half h) const {
@@ -58,10 +63,12 @@ public:
     }
 
 private:
+    size_t row_bytes(kv_half h) const { return h == kv_half::k ? k_row_bytes_ : v_row_bytes_; }
+
     std::shared_ptr<kernels::device_ops> ops_;
     int32_t first_;
     int32_t n_ctx_;
-    size_t row_bytes_;
+    size_t k_row_bytes_, v_row_bytes_;
     int32_t n_alloc_ = 0;
     std::vector<buffer_ptr> k_, v_;   // [n_layer - first_]
 };
@@ -73,7 +80,7 @@ public:
 
     const std::string & describe() const override { return describe_; }
     int32_t first_layer() const override { return first_; }
-    bool takes_cache(tensor_type t) const override { return t == tensor_type::f16; }
+    bool takes_cache(const kv_types & t) const override { return t == kv_types(tensor_type::f16); }
     status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
                        kv_cache & cache) override;
 
@@ -187,7 +194,7 @@ result<device_kv_rows *> device_layers::rows_of(kv_cache & cache) {
     if (held)
         if (status s = cache.bring_home(); !s) return s.error();
     const hparams & hp = model_.hp();
-    auto rows = std::make_unique<device_kv_rows>(ops_, first_, hp.n_layer, cache.row_bytes(), cache.n_ctx());
+    auto rows = std::make_unique<device_kv_rows>(ops_, first_, hp.n_layer, cache);
     if (status s = rows->reserve(cache.n_alloc()); !s) return s.error();
     for (int32_t il = first_; il < hp.n_layer; ++il) {
         if (status s = rows->write(il, kv_half::k, 0, cache.n_pos(), cache.k_data(il)); !s) return s.error();

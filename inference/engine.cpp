@@ -63,9 +63,9 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
     if (hp.n_expert > 0) moe_.emplace(hp, n_batch);
 }
 
-kv_cache engine::make_cache(kernels::tensor_type type, int32_t n_ctx) const {
+kv_cache engine::make_cache(kv_types types, int32_t n_ctx) const {
     const hparams & hp = model_.hp();
-    return kv_cache(type, hp.n_layer, hp.n_embd_kv(), n_ctx);
+    return kv_cache(types, hp.n_layer, hp.n_embd_kv(), n_ctx);
 }
 
 status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits,
@@ -162,7 +162,7 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
     // Sliding-window layers: token t sees the n_swa positions up to its own.
     for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
     // Rows on a device that will not run this batch come home first (the CPU runs every layer).
-    const bool on_device = device_ && device_->takes_cache(cache.type());
+    const bool on_device = device_ && device_->takes_cache(cache.types());
     if (cache.device_rows() && !on_device)
         if (status s = cache.bring_home(); !s) return s;
 
@@ -170,7 +170,7 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return fail("stopped");
         // The device's layers, all at once: the residual stream goes there and back.
-        if (device_ && il == device_->first_layer() && device_->takes_cache(cache.type())) {
+        if (device_ && il == device_->first_layer() && device_->takes_cache(cache.types())) {
             const status s = device_->eval_layers(x_.data(), n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
             if (s) break;
             device_error_ = device_->describe() + ": " + s.message() + "; running on the CPU";
@@ -222,11 +222,12 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         }
         for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
             for (int32_t t = t0; t < t1; ++t) {
-                kernels::quantize_row(cache.type(), k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
-                kernels::quantize_row(cache.type(), v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
+                kernels::quantize_row(cache.types().k, k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
+                kernels::quantize_row(cache.types().v, v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
             }
         });
-        const kernels::kv_view kv{cache.type(), cache.k_data(il), cache.v_data(il), cache.row_bytes()};
+        const kernels::kv_view kv{{cache.types().k, cache.k_data(il), cache.row_bytes(kv_half::k)},
+                                  {cache.types().v, cache.v_data(il), cache.row_bytes(kv_half::v)}};
         kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale,
                            attn_.data(), pool_, hp.is_swa(il) ? kv_start_.data() : nullptr, step_order_);
         observe("kqv_out", il, attn_.data(), n_q);

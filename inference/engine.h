@@ -35,7 +35,7 @@ public:
     int32_t n_batch() const { return n_batch_; }
 
     // A cache shaped for this model.
-    kv_cache make_cache(kernels::tensor_type type, int32_t n_ctx) const;
+    kv_cache make_cache(kv_types types, int32_t n_ctx) const;
 
     // Evaluates tokens at positions [cache.n_pos(), cache.n_pos() + tokens.size()).
     // logits: n_vocab floats for the last token, or tokens.size() * n_vocab with all_logits.

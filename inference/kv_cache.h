@@ -1,8 +1,9 @@
-// kv_cache: the keys and values of one sequence, per layer, stored in the cache type
-// (f32 for exact comparisons, f16 (default, below), q8_0 or q4_0). Layout per layer: K and V are
-// each [n_pos][n_embd_kv] rows of the cache type, one row per position, so a position's
-// row can be written once and never moved. q8_0/q4_0 need head_dim % 32 == 0, so each
-// head's slice of a row is whole blocks (attention reads one head at a time).
+// kv_cache: the keys and values of one sequence, per layer, K and V each stored in its cache type
+// (f32 for exact comparisons, f16 (default, below), q8_0 or q4_0; llama.cpp's -ctk / -ctv).
+// Layout per layer: K and V are each [n_pos][n_embd_kv] rows of their type, one row per
+// position, so a position's row can be written once and never moved. q8_0/q4_0 need
+// head_dim % 32 == 0, so each head's slice of a row is whole blocks (attention reads one head
+// at a time).
 // Storage grows in steps of k_grow_positions up to n_ctx, so a short file's slot costs
 // what it holds, not the whole context.
 // The rows of the last layers may live in a device's memory instead (kv_device_rows, attached by
@@ -14,6 +15,7 @@
 #include <cassert>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -22,26 +24,47 @@
 
 namespace hearth::inference {
 
-// The KV cache type when none is chosen. f16, not q8_0: Qwen2-family keys reach |145| in the
-// first layer, and q8_0 blocks of such keys move the default model's logits by up to 4.9
-// (1 of 6 llama.cpp golden continuations kept) where f16 keeps 5 of 6 (0.38); an f16 slot of
-// 4096 tokens still costs only 48 MiB on that model. q8_0 and q4_0 stay available.
+// The KV cache type when none is chosen, for K and V. f16, not q8_0: Qwen2-family keys reach
+// |145| in the first layer, and q8_0 blocks of such keys move the default model's logits by up
+// to 4.9 (1 of 6 llama.cpp golden continuations kept) where f16 keeps all 6; an f16 K with a
+// q8_0 V keeps 5 of 6 (docs/design.md). An f16 slot of 4096 tokens still costs only 48 MiB on
+// that model. The other types and pairs stay available.
 inline constexpr const char * k_default_cache_type = "f16";
+
+// The types of a cache's K and of its V.
+struct kv_types {
+    kernels::tensor_type k = kernels::tensor_type::f16;
+    kernels::tensor_type v = kernels::tensor_type::f16;
+
+    kv_types() = default;
+    // One type for both: what every caller meant before the halves could differ.
+    kv_types(kernels::tensor_type both) : k(both), v(both) {}   // NOLINT(google-explicit-constructor)
+    kv_types(kernels::tensor_type k_type, kernels::tensor_type v_type) : k(k_type), v(v_type) {}
+    bool operator==(const kv_types &) const = default;
+};
+
+// "f16" when both halves are that type, else "K/V": "f16/q8_0".
+std::string kv_types_name(const kv_types & t);
 
 // Parses "f32", "f16", "q8_0", "q4_0"; the error lists the accepted names.
 result<kernels::tensor_type> parse_cache_type(std::string_view name);
 
-// Whether a cache of this type can hold heads of head_dim elements.
+// The types from the settings: `both` (a type, or "K/V" as kv_types_name writes it) for both
+// halves, then k or v, when not empty, for that half alone (--cache-type-k / --cache-type-v).
+result<kv_types> parse_cache_types(std::string_view both, std::string_view k = {}, std::string_view v = {});
+
+// Whether a cache of these types can hold heads of head_dim elements.
 status check_cache_type(kernels::tensor_type type, int32_t head_dim);
+status check_cache_types(const kv_types & types, int32_t head_dim);
 
 // Bytes one position costs in a cache: K and V rows for every layer.
-uint64_t kv_bytes_per_token(kernels::tensor_type type, int32_t n_layer, int32_t n_embd_kv);
+uint64_t kv_bytes_per_token(const kv_types & types, int32_t n_layer, int32_t n_embd_kv);
 
 // K or V of a cache's layer.
 enum class kv_half { k, v };
 
 // The K/V rows of layers [first_layer(), n_layer) of one cache in a device's memory, laid out as
-// the host's ([n_alloc][row_bytes] per layer and half). Implemented by the device (device_layers).
+// the host's ([n_alloc][row_bytes(half)] per layer and half). Implemented by the device (device_layers).
 class kv_device_rows {
 public:
     virtual ~kv_device_rows() = default;
@@ -60,7 +83,7 @@ class kv_cache {
 public:
     static constexpr int32_t k_grow_positions = 256;
 
-    kv_cache(kernels::tensor_type type, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx);
+    kv_cache(kv_types types, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx);
     // A copy holds every row on the host (a device's rows read back; if that fails, the copy is
     // empty); the device adopts it when it next evaluates it.
     kv_cache(const kv_cache & other);
@@ -69,13 +92,13 @@ public:
     kv_cache & operator=(kv_cache &&) noexcept = default;
     ~kv_cache() = default;
 
-    kernels::tensor_type type() const { return type_; }
+    const kv_types & types() const { return types_; }
     int32_t n_ctx() const { return n_ctx_; }
     int32_t n_layer() const { return n_layer_; }
     int32_t n_embd_kv() const { return n_embd_kv_; }
     int32_t n_alloc() const { return n_alloc_; }      // positions with storage
     int32_t n_pos() const { return n_pos_; }          // positions that hold valid K/V
-    size_t row_bytes() const { return row_bytes_; }   // one position of one layer, K or V
+    size_t row_bytes(kv_half h) const { return h == kv_half::k ? k_row_bytes_ : v_row_bytes_; }   // one position of one layer
     uint64_t allocated_bytes() const;                 // host and device together
     uint64_t device_bytes() const { return device_ ? device_->bytes() : 0; }   // of those, on a device
 
@@ -86,8 +109,8 @@ public:
     void clear() { n_pos_ = 0; }
 
     // Host layers only (il < host_layers()).
-    uint8_t * k_row(int32_t il, int32_t pos) { return host(il, k_) + static_cast<size_t>(pos) * row_bytes_; }
-    uint8_t * v_row(int32_t il, int32_t pos) { return host(il, v_) + static_cast<size_t>(pos) * row_bytes_; }
+    uint8_t * k_row(int32_t il, int32_t pos) { return host(il, k_) + static_cast<size_t>(pos) * k_row_bytes_; }
+    uint8_t * v_row(int32_t il, int32_t pos) { return host(il, v_) + static_cast<size_t>(pos) * v_row_bytes_; }
     const uint8_t * k_data(int32_t il) const { return host(il, k_); }
     const uint8_t * v_data(int32_t il) const { return host(il, v_); }
 
@@ -116,14 +139,14 @@ private:
         return rows[static_cast<size_t>(il)].data();
     }
 
-    kernels::tensor_type type_;
+    kv_types types_;
     int32_t n_layer_;
     int32_t n_embd_kv_;
     int32_t n_ctx_;
-    size_t row_bytes_;
+    size_t k_row_bytes_, v_row_bytes_;
     int32_t n_alloc_ = 0;   // positions allocated per layer
     int32_t n_pos_ = 0;
-    std::vector<std::vector<uint8_t>> k_, v_;  // [n_layer][n_alloc * row_bytes]; empty on device layers
+    std::vector<std::vector<uint8_t>> k_, v_;  // [n_layer][n_alloc * row_bytes(half)]; empty on device layers
     std::unique_ptr<kv_device_rows> device_;   // layers [device_->first_layer(), n_layer), or none
 };
 

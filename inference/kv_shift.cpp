@@ -9,21 +9,22 @@
 namespace hearth::inference {
 namespace {
 
-// Rotates n K rows (bytes of the cache's type) by delta positions, one layer.
+// Rotates n K rows (bytes of the cache's K type) by delta positions, one layer.
 void rotate_rows(const kv_cache & cache, const hparams & hp, int32_t il, uint8_t * rows, int32_t n, int32_t delta,
                  std::vector<float> & tmp, std::vector<int32_t> & pos_buf) {
     // A shift turns rows already scaled by the RoPE's attn_factor: only the angle is added.
     kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
     rope.attn_factor = 1.0f;
     const int32_t width = cache.n_embd_kv();
-    const size_t row_bytes = cache.row_bytes();
+    const size_t row_bytes = cache.row_bytes(kv_half::k);
+    const kernels::tensor_type type = cache.types().k;
     tmp.resize(static_cast<size_t>(n) * width);
     pos_buf.assign(static_cast<size_t>(n), delta);
     for (int32_t t = 0; t < n; ++t)
-        kernels::dequantize_row(cache.type(), rows + t * row_bytes, tmp.data() + static_cast<size_t>(t) * width, width);
+        kernels::dequantize_row(type, rows + t * row_bytes, tmp.data() + static_cast<size_t>(t) * width, width);
     kernels::rope(tmp.data(), n, hp.n_head_kv, hp.head_dim, pos_buf.data(), rope);
     for (int32_t t = 0; t < n; ++t)
-        kernels::quantize_row(cache.type(), tmp.data() + static_cast<size_t>(t) * width, rows + t * row_bytes, width);
+        kernels::quantize_row(type, tmp.data() + static_cast<size_t>(t) * width, rows + t * row_bytes, width);
 }
 
 struct scratch {
@@ -33,18 +34,19 @@ struct scratch {
 };
 
 status apply(kv_cache & cache, const hparams & hp, const kv_move & m, scratch & sc) {
-    const size_t bytes = static_cast<size_t>(m.n) * cache.row_bytes();
+    const size_t k_bytes = static_cast<size_t>(m.n) * cache.row_bytes(kv_half::k);
+    const size_t v_bytes = static_cast<size_t>(m.n) * cache.row_bytes(kv_half::v);
     for (int32_t il = 0; il < cache.n_layer(); ++il) {
         if (il < cache.host_layers()) {
-            std::memmove(cache.k_row(il, m.dst), cache.k_row(il, m.src), bytes);
-            std::memmove(cache.v_row(il, m.dst), cache.v_row(il, m.src), bytes);
+            std::memmove(cache.k_row(il, m.dst), cache.k_row(il, m.src), k_bytes);
+            std::memmove(cache.v_row(il, m.dst), cache.v_row(il, m.src), v_bytes);
             rotate_rows(cache, hp, il, cache.k_row(il, m.dst), m.n, m.dst - m.src, sc.tmp, sc.pos);
             continue;
         }
         // Rows on a device: read, rotated on the host, written back at the destination (the host
         // mirror path; docs/gpu.md measures it).
-        sc.k.resize(bytes);
-        sc.v.resize(bytes);
+        sc.k.resize(k_bytes);
+        sc.v.resize(v_bytes);
         if (status s = cache.read_rows(il, kv_half::k, m.src, m.n, sc.k.data()); !s) return s;
         if (status s = cache.read_rows(il, kv_half::v, m.src, m.n, sc.v.data()); !s) return s;
         rotate_rows(cache, hp, il, sc.k.data(), m.n, m.dst - m.src, sc.tmp, sc.pos);

@@ -36,8 +36,8 @@ public:
     virtual const std::string & describe() const = 0;
     // The device runs layers [first_layer(), n_layer).
     virtual int32_t first_layer() const = 0;
-    // Whether it can hold a cache of this type (the CPU runs the layers otherwise).
-    virtual bool takes_cache(kernels::tensor_type t) const = 0;
+    // Whether it can hold a cache of these types (the CPU runs the layers otherwise).
+    virtual bool takes_cache(const kv_types & t) const = 0;
 
     // x: [n][n_embd], the residual stream before first_layer(), replaced by the one after the
     // last layer. pos, n_kv, kv_start: [n] as the engine has them (positions pos[0] + t;

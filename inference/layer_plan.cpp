@@ -69,7 +69,7 @@ uint64_t layer_weight_bytes(const hparams & hp, const layer & L) {
 }
 
 uint64_t layer_kv_bytes(const hparams & hp, const offload_room & room) {
-    return kv_bytes_per_token(room.cache_type, 1, hp.n_embd_kv()) * static_cast<uint64_t>(room.n_ctx) *
+    return kv_bytes_per_token(room.cache_types, 1, hp.n_embd_kv()) * static_cast<uint64_t>(room.n_ctx) *
            static_cast<uint64_t>(std::max(room.n_slots, 0));
 }
 

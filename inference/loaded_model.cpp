@@ -18,13 +18,13 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     if (voc->n_tokens() != mdl->hp().n_vocab)
         return fail(opts.model_path, ": the tokenizer has ", voc->n_tokens(), " tokens but token_embd.weight has ",
                     mdl->hp().n_vocab, " rows");
-    auto cache_type = parse_cache_type(opts.cache_type);
-    if (!cache_type) return cache_type.error();
+    auto cache_types = parse_cache_types(opts.cache_type);
+    if (!cache_types) return cache_types.error();
     std::string warning;
-    if (auto s = check_cache_type(*cache_type, mdl->hp().head_dim); !s) {
+    if (auto s = check_cache_types(*cache_types, mdl->hp().head_dim); !s) {
         if (!opts.cache_type_fallback) return s.error();
         warning = s.message() + "; using f16";
-        cache_type = kernels::tensor_type::f16;
+        cache_types = kv_types(kernels::tensor_type::f16);
     }
     if (opts.n_ctx < 0) return fail("context size ", opts.n_ctx, " is negative");
     if (opts.n_batch < 1 || opts.n_batch > 4096) return fail("batch size ", opts.n_batch, " is outside [1, 4096]");
@@ -33,17 +33,17 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
 
     std::unique_ptr<loaded_model> lm(new loaded_model(std::move(*file), std::move(*mdl), std::move(*voc)));
     // model holds pointers into the mapping, which moved with the gguf_file object but not in memory.
-    lm->cache_type_ = *cache_type;
+    lm->cache_types_ = *cache_types;
     const int32_t trained = lm->model_.hp().n_ctx_train;
     lm->n_ctx_ = opts.n_ctx > 0 ? std::min(opts.n_ctx, trained) : std::min(trained, k_default_ctx_cap);
     lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
     if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
-        const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_type};
+        const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_types};
         auto dev = make_layer_device(lm->model_, *gpu, room);
-        if (dev && !dev->device->takes_cache(*cache_type))
-            dev = fail("the GPU layers need an f16 KV cache (q8_0 and q4_0 caches on the device are not supported "
-                       "yet); --cache-type ", kernels::tensor_type_info(*cache_type).name, " runs on the CPU");
+        if (dev && !dev->device->takes_cache(*cache_types))
+            dev = fail("the GPU layers need an f16 KV cache, K and V (q8_0 and q4_0 caches on the device are not "
+                       "supported yet); --cache-type ", kv_types_name(*cache_types), " runs on the CPU");
         if (dev) {
             lm->engine_->set_layer_device(std::move(dev->device));
             lm->offload_ = std::move(dev->plan);

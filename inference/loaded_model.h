@@ -25,7 +25,7 @@ namespace hearth::inference {
 struct load_options {
     std::string model_path;
     int32_t n_threads = 0;            // 0: physical cores
-    std::string cache_type = k_default_cache_type;  // f32, f16, q8_0, q4_0
+    std::string cache_type = k_default_cache_type;  // f32, f16, q8_0, q4_0, or K/V as f16/q8_0 (parse_cache_types)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped at k_default_ctx_cap
     int32_t n_batch = 256;
     std::string chat_template;        // empty: detect from the file
@@ -50,7 +50,7 @@ public:
     const tokenizer::vocab & vocab() const { return vocab_; }
     engine & eng() { return *engine_; }
     kernels::thread_pool & pool() { return *pool_; }
-    kernels::tensor_type cache_type() const { return cache_type_; }
+    const kv_types & cache_types() const { return cache_types_; }
     int32_t n_ctx() const { return n_ctx_; }
     // The chat format, or the reason there is none (shown when a chat is asked for).
     const result<chat_format> & chat() const { return chat_; }
@@ -75,7 +75,7 @@ private:
     tokenizer::vocab vocab_;
     std::unique_ptr<kernels::thread_pool> pool_;
     std::unique_ptr<engine> engine_;
-    kernels::tensor_type cache_type_ = kernels::tensor_type::f16;
+    kv_types cache_types_;
     int32_t n_ctx_ = 0;
     result<chat_format> chat_ = fail("no chat template");
     std::string chat_reason_;

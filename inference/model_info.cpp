@@ -170,10 +170,10 @@ compute_estimate estimate_compute(const model_info & m, uint64_t n_ctx, uint64_t
 
 }  // namespace
 
-std::optional<uint64_t> kv_bytes_per_token(tensor_type type, uint64_t n_layer, uint64_t n_head_kv, uint64_t head_dim_k,
+std::optional<uint64_t> kv_bytes_per_token(const kv_types & types, uint64_t n_layer, uint64_t n_head_kv, uint64_t head_dim_k,
                                            uint64_t head_dim_v) {
-    const auto k = row_bytes(type, head_dim_k);
-    const auto v = row_bytes(type, head_dim_v);
+    const auto k = row_bytes(types.k, head_dim_k);
+    const auto v = row_bytes(types.v, head_dim_v);
     if (!k || !v) return std::nullopt;
     return mul_sat(mul_sat(n_layer, n_head_kv), add_sat(*k, *v));
 }
@@ -243,17 +243,19 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     fill_hparams(m, f, err);
     if (!err) return err.error();
 
-    for (const tensor_type t : {tensor_type::f16, tensor_type::q8_0, tensor_type::q4_0}) {
+    for (const kv_types t : {kv_types(tensor_type::f16), kv_types(tensor_type::f16, tensor_type::q8_0),
+                             kv_types(tensor_type::q8_0), kv_types(tensor_type::q4_0)}) {
         kv_cache_cost c;
-        c.type = kernels::tensor_type_info(t).name;
+        c.type = kv_types_name(t);
         c.bytes_per_token = kv_bytes_per_token(t, m.n_layer, m.n_head_kv, m.head_dim_k, m.head_dim_v);
         if (c.bytes_per_token) {
             if (m.n_ctx_train) c.bytes_model_ctx = mul_sat(*c.bytes_per_token, m.n_ctx_train);
         } else if (m.head_dim_k == 0) {
             c.why_not = "head size unknown";
         } else {
+            const int64_t block = std::max(kernels::tensor_type_info(t.k).block_size, kernels::tensor_type_info(t.v).block_size);
             c.why_not = "head size " + std::to_string(m.head_dim_k) + (m.head_dim_v != m.head_dim_k ? "/" + std::to_string(m.head_dim_v) : "") +
-                        " is not a multiple of " + std::to_string(kernels::tensor_type_info(t).block_size);
+                        " is not a multiple of " + std::to_string(block);
         }
         m.kv_costs.push_back(std::move(c));
     }
@@ -264,8 +266,8 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     mem.n_batch = std::min(opts.n_batch, mem.n_ctx);
     mem.weights_bytes = m.weights_bytes;
     auto bpt = kv_bytes_per_token(opts.kv_type, m.n_layer, m.n_head_kv, m.head_dim_k, m.head_dim_v);
-    mem.kv_type = kernels::tensor_type_info(opts.kv_type).name;
-    if (!bpt && opts.kv_type != tensor_type::f16) {
+    mem.kv_type = kv_types_name(opts.kv_type);
+    if (!bpt && opts.kv_type != kv_types(tensor_type::f16)) {
         bpt = kv_bytes_per_token(tensor_type::f16, m.n_layer, m.n_head_kv, m.head_dim_k, m.head_dim_v);
         if (bpt) {
             m.notes.push_back("KV cache type " + mem.kv_type + " cannot hold this model's heads; the estimate uses f16");

@@ -15,6 +15,7 @@
 
 #include "base/result.h"
 #include "inference/gguf/gguf_file.h"
+#include "inference/kv_cache.h"
 #include "kernels/tensor_type.h"
 
 namespace hearth::inference {
@@ -38,7 +39,7 @@ struct tensor_type_usage {
 };
 
 struct kv_cache_cost {
-    std::string type;                         // "f16", "q8_0", "q4_0"
+    std::string type;                         // "f16", "f16/q8_0" (K/V), "q8_0", "q4_0"
     std::optional<uint64_t> bytes_per_token;  // nullopt: the type cannot hold this model's heads
     std::optional<uint64_t> bytes_model_ctx;  // for the model's own context length
     std::string why_not;                      // set when bytes_per_token is nullopt
@@ -68,9 +69,9 @@ struct memory_options {
     uint64_t n_ctx = 4096;          // capped at the model's context length
     uint64_t n_files = 4;           // cached file slots, each with its own KV cache
     uint64_t n_batch = 512;         // prefill batch
-    // The daemon's default cache type (kv_cache.h, tested); q8_0 / q4_0 fall back to f16 where
+    // The daemon's default cache types (kv_cache.h, tested); q8_0 / q4_0 fall back to f16 where
     // they cannot hold the heads.
-    kernels::tensor_type kv_type = kernels::tensor_type::f16;
+    kv_types kv_type;
 };
 
 struct model_info {
@@ -104,7 +105,7 @@ struct model_info {
     std::string chat_format;        // what `hearth chat` uses ("" when none fits)
     std::string chat_format_reason; // why: the template's markers or the vocabulary's tokens, or why none
 
-    std::vector<kv_cache_cost> kv_costs;  // f16, q8_0, q4_0
+    std::vector<kv_cache_cost> kv_costs;  // f16, f16/q8_0, q8_0, q4_0
     memory_estimate memory;
     std::vector<std::string> notes;       // hparams that were missing or odd, said plainly
 };
@@ -112,8 +113,9 @@ struct model_info {
 // Describes `file`; an error only for metadata of the wrong type (named in the message).
 result<model_info> describe_model(const gguf::gguf_file & file, const memory_options & opts = {});
 
-// KV bytes per token for `type`, or nullopt when head_dim_k/v is not a multiple of its block.
-std::optional<uint64_t> kv_bytes_per_token(kernels::tensor_type type, uint64_t n_layer, uint64_t n_head_kv,
+// KV bytes per token for these types, or nullopt when head_dim_k (head_dim_v) is not a multiple
+// of K's (V's) block.
+std::optional<uint64_t> kv_bytes_per_token(const kv_types & types, uint64_t n_layer, uint64_t n_head_kv,
                                            uint64_t head_dim_k, uint64_t head_dim_v);
 
 }  // namespace hearth::inference

@@ -4,15 +4,15 @@
 
 namespace hearth::inference {
 
-session_cache::session_cache(const engine & eng, kernels::tensor_type cache_type, int32_t n_ctx, uint64_t budget_bytes)
-    : eng_(eng), type_(cache_type), n_ctx_(n_ctx), budget_(budget_bytes) {}
+session_cache::session_cache(const engine & eng, kv_types cache_types, int32_t n_ctx, uint64_t budget_bytes)
+    : eng_(eng), types_(cache_types), n_ctx_(n_ctx), budget_(budget_bytes) {}
 
 uint64_t session_cache::bytes_for_positions(int32_t n_positions) const {
     // The same rounding kv_cache::reserve applies.
     const int32_t step = kv_cache::k_grow_positions;
     const int32_t grown = std::min(n_ctx_, (n_positions + step - 1) / step * step);
     const hparams & hp = eng_.mdl().hp();
-    return kv_bytes_per_token(type_, hp.n_layer, hp.n_embd_kv()) * static_cast<uint64_t>(grown);
+    return kv_bytes_per_token(types_, hp.n_layer, hp.n_embd_kv()) * static_cast<uint64_t>(grown);
 }
 
 result<sequence *> session_cache::acquire(const std::string & key, int32_t n_positions) {
@@ -28,7 +28,7 @@ result<sequence *> session_cache::acquire(const std::string & key, int32_t n_pos
     const bool created = it == slots_.end();
     if (created) {
         lru_.push_front(key);
-        auto seq = std::make_unique<sequence>(eng_.make_cache(type_, n_ctx_));
+        auto seq = std::make_unique<sequence>(eng_.make_cache(types_, n_ctx_));
         it = slots_.emplace(key, slot{std::move(seq), lru_.begin()}).first;
     } else {
         ++counters_.n_hits;

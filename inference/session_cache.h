@@ -44,7 +44,7 @@ struct session_cache_stats {
 
 class session_cache {
 public:
-    session_cache(const engine & eng, kernels::tensor_type cache_type, int32_t n_ctx, uint64_t budget_bytes);
+    session_cache(const engine & eng, kv_types cache_types, int32_t n_ctx, uint64_t budget_bytes);
 
     // The slot for `key`, made ready to hold n_positions positions: created if absent, made
     // most recently used, its storage reserved, and other slots evicted (least recently used
@@ -92,7 +92,7 @@ private:
     };
 
     const engine & eng_;
-    kernels::tensor_type type_;
+    kv_types types_;
     int32_t n_ctx_;
     uint64_t budget_;
     std::unordered_map<std::string, slot> slots_;

@@ -192,8 +192,9 @@ bool read_fully(int fd, uint8_t * p, size_t n, uint64_t offset) {
     return true;
 }
 
-// A slot file's fixed header, up to and including the key length.
-constexpr size_t k_fixed_header_bytes = sizeof k_magic + 4 + 16 + 4 + 4 + 4 + 8 + 4;
+// A slot file's fixed header, up to and including the key length: magic, version, model id, K and
+// V types, layers, width, K and V row bytes, key length.
+constexpr size_t k_fixed_header_bytes = sizeof k_magic + 4 + 16 + 4 + 4 + 4 + 4 + 8 + 8 + 4;
 
 }  // namespace
 
@@ -207,21 +208,23 @@ status slot_store::save(const std::string & key, const sequence & seq) {
     w.bytes(k_magic, sizeof k_magic);
     w.put<uint32_t>(k_version);
     w.bytes(model_.bytes.data(), model_.bytes.size());
-    w.put<uint32_t>(static_cast<uint32_t>(c.type()));
+    w.put<uint32_t>(static_cast<uint32_t>(c.types().k));
+    w.put<uint32_t>(static_cast<uint32_t>(c.types().v));
     w.put<uint32_t>(static_cast<uint32_t>(c.n_layer()));
     w.put<uint32_t>(static_cast<uint32_t>(c.n_embd_kv()));
-    w.put<uint64_t>(c.row_bytes());
+    w.put<uint64_t>(c.row_bytes(kv_half::k));
+    w.put<uint64_t>(c.row_bytes(kv_half::v));
     w.put<uint32_t>(static_cast<uint32_t>(key.size()));
     w.bytes(key.data(), key.size());
     w.put<uint32_t>(static_cast<uint32_t>(n));
     w.bytes(seq.tokens.data(), static_cast<size_t>(n) * sizeof(token_id));
-    const size_t layer_bytes = static_cast<size_t>(n) * c.row_bytes();
-    std::vector<uint8_t> rows(layer_bytes);   // wherever they live (a device's layers too)
+    std::vector<uint8_t> rows;   // wherever they live (a device's layers too)
     for (int32_t il = 0; il < c.n_layer(); ++il) {
         for (kv_half h : {kv_half::k, kv_half::v}) {
+            rows.resize(static_cast<size_t>(n) * c.row_bytes(h));
             if (n > 0)
                 if (status s = c.read_rows(il, h, 0, n, rows.data()); !s) return fail("slot store: ", s.message());
-            w.bytes(rows.data(), layer_bytes);
+            w.bytes(rows.data(), rows.size());
         }
     }
     w.put<uint64_t>(XXH3_64bits(w.buf.data(), w.buf.size()));
@@ -287,14 +290,17 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     model_identity id;
     if (!r.bytes(id.bytes.data(), id.bytes.size()) || !(id == model)) return bad("made for another model (", id.hex(), ")");
     const kv_cache & c = seq.cache;
-    uint32_t type = 0, n_layer = 0, n_embd_kv = 0, key_len = 0, n = 0;
-    uint64_t row_bytes = 0;
-    if (!r.get(type) || !r.get(n_layer) || !r.get(n_embd_kv) || !r.get(row_bytes)) return bad("truncated header");
-    if (type != static_cast<uint32_t>(c.type()) || n_layer != static_cast<uint32_t>(c.n_layer()) ||
-        n_embd_kv != static_cast<uint32_t>(c.n_embd_kv()) || row_bytes != c.row_bytes())
-        return bad("cache shape (type ", type, ", ", n_layer, " layers, ", n_embd_kv, " wide, ", row_bytes,
-                   "-byte rows) differs from this cache's (type ", static_cast<uint32_t>(c.type()), ", ", c.n_layer(),
-                   " layers, ", c.n_embd_kv(), " wide, ", c.row_bytes(), "-byte rows)");
+    uint32_t k_type = 0, v_type = 0, n_layer = 0, n_embd_kv = 0, key_len = 0, n = 0;
+    uint64_t k_row_bytes = 0, v_row_bytes = 0;
+    if (!r.get(k_type) || !r.get(v_type) || !r.get(n_layer) || !r.get(n_embd_kv) || !r.get(k_row_bytes) || !r.get(v_row_bytes))
+        return bad("truncated header");
+    if (k_type != static_cast<uint32_t>(c.types().k) || v_type != static_cast<uint32_t>(c.types().v) ||
+        n_layer != static_cast<uint32_t>(c.n_layer()) || n_embd_kv != static_cast<uint32_t>(c.n_embd_kv()) ||
+        k_row_bytes != c.row_bytes(kv_half::k) || v_row_bytes != c.row_bytes(kv_half::v))
+        return bad("cache shape (types ", k_type, "/", v_type, ", ", n_layer, " layers, ", n_embd_kv, " wide, ", k_row_bytes,
+                   "/", v_row_bytes, "-byte rows) differs from this cache's (types ", static_cast<uint32_t>(c.types().k), "/",
+                   static_cast<uint32_t>(c.types().v), ", ", c.n_layer(), " layers, ", c.n_embd_kv(), " wide, ",
+                   c.row_bytes(kv_half::k), "/", c.row_bytes(kv_half::v), "-byte rows)");
     if (!r.get(key_len)) return bad("truncated header");
     if (key_len != key.size()) return bad("holds another key (", key_len, " bytes long)");
     const uint64_t key_at = k_fixed_header_bytes;
@@ -305,7 +311,7 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     if (!read_fully(fd, reinterpret_cast<uint8_t *>(&n), sizeof n, key_at + key_len)) return bad("truncated token count");
     if (n > static_cast<uint32_t>(c.n_ctx())) return bad(n, " positions, more than the context of ", c.n_ctx());
     const uint64_t tokens_at = key_at + key_len + sizeof n;
-    const uint64_t body = tokens_at + uint64_t{n} * sizeof(token_id) + 2ull * n_layer * n * row_bytes;
+    const uint64_t body = tokens_at + uint64_t{n} * sizeof(token_id) + uint64_t{n_layer} * n * (k_row_bytes + v_row_bytes);
     if (size != body + sizeof(uint64_t)) return bad(size, " bytes, expected ", body + sizeof(uint64_t), " for ", n, " positions");
 
     // Exactly the size the header implies: at most one slot of this cache.
@@ -318,14 +324,14 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     std::vector<token_id> tokens(n);
     if (n > 0) std::memcpy(tokens.data(), buf.data() + tokens_at, tokens.size() * sizeof(token_id));   // an empty vector's data() may be null
     const auto keep = static_cast<int32_t>(std::min<int64_t>(n, std::max(0, max_positions)));
-    const size_t layer_bytes = static_cast<size_t>(n) * row_bytes;
+    const size_t k_layer_bytes = static_cast<size_t>(n) * k_row_bytes, v_layer_bytes = static_cast<size_t>(n) * v_row_bytes;
     const uint8_t * rows = buf.data() + tokens_at + tokens.size() * sizeof(token_id);
     seq.cache.clear();
     if (keep > 0) seq.cache.reserve(keep);
     for (int32_t il = 0; il < c.n_layer() && keep > 0; ++il) {
-        const uint8_t * k = rows + 2 * static_cast<size_t>(il) * layer_bytes;
+        const uint8_t * k = rows + static_cast<size_t>(il) * (k_layer_bytes + v_layer_bytes);
         if (status s = seq.cache.write_rows(il, kv_half::k, 0, keep, k); !s) return bad(s.message());
-        if (status s = seq.cache.write_rows(il, kv_half::v, 0, keep, k + layer_bytes); !s) return bad(s.message());
+        if (status s = seq.cache.write_rows(il, kv_half::v, 0, keep, k + k_layer_bytes); !s) return bad(s.message());
     }
     seq.cache.set_n_pos(keep);
     tokens.resize(static_cast<size_t>(keep));

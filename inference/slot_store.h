@@ -2,7 +2,7 @@
 // slot was evicted) starts warm. One directory per model, named by the model's identity
 // (XXH3-128 of its first MiB and its size), one file per key (XXH3-64 of the key):
 //   ${XDG_CACHE_HOME:-~/.cache}/hearth/slots/<model id>/<key hash>.slot
-// A file holds a header (magic, version, model id, cache type and shape, the key, the token
+// A file holds a header (magic, version, model id, K and V types and the shape, the key, the token
 // count), the tokens, each layer's K and V rows for those positions, and an XXH3-64 checksum
 // of everything before it. load() trusts nothing: a wrong magic, version, model, shape or
 // key, a short or long file, or a checksum mismatch is an error that says which, and the
@@ -40,7 +40,7 @@ result<std::string> default_slot_dir();
 
 class slot_store {
 public:
-    static constexpr uint32_t k_version = 1;
+    static constexpr uint32_t k_version = 2;   // 2: K and V types and row sizes apart
 
     // Files go under root/<model id hex>/; the directory is made on the first save.
     slot_store(const std::string & root, const model_identity & model);

@@ -60,9 +60,9 @@ thread_scratch & local_scratch() {
     return s;
 }
 
-// Where the slice of KV head g at position p starts.
-inline const std::byte * slice(const void * base, size_t row_bytes, size_t head_offset, int64_t p) {
-    return static_cast<const std::byte *>(base) + static_cast<size_t>(p) * row_bytes + head_offset;
+// Where the slice of KV head g (head_offset bytes into a row) at position p starts.
+inline const std::byte * slice(const kv_rows & rows, size_t head_offset, int64_t p) {
+    return static_cast<const std::byte *>(rows.data) + static_cast<size_t>(p) * rows.row_bytes + head_offset;
 }
 
 // One task: KV head g, tokens [t0, t1), cache positions [p0, p1) (clipped per token to n_kv).
@@ -73,16 +73,17 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
     thread_scratch & sc = local_scratch();
     const simd::f32_kernels & vk = simd::active_f32_kernels();
     // Looked up once: two calls per position and head slice make the dispatch cost visible.
-    const cpu::dequantize_row_fn deq = cpu::active_quant_kernels()[kv.type].dequantize_row;
+    const cpu::quant_kernels & qk = cpu::active_quant_kernels();
+    const cpu::dequantize_row_fn deq_k = qk[kv.k.type].dequantize_row, deq_v = qk[kv.v.type].dequantize_row;
     const int64_t D = s.head_dim;
-    const size_t head_offset = row_size(kv.type, g * D);
-    const bool direct = kv.type == tensor_type::f32;   // f32 slices are read in place
+    const size_t k_offset = row_size(kv.k.type, g * D), v_offset = row_size(kv.v.type, g * D);
+    // f32 slices are read in place (both halves, so that they share one stride).
+    const bool direct = kv.k.type == tensor_type::f32 && kv.v.type == tensor_type::f32 && kv.k.row_bytes == kv.v.row_bytes;
     if (!direct) {
         sc.k.resize(static_cast<size_t>(k_chunk * D));
         sc.v.resize(static_cast<size_t>(k_chunk * D));
     }
     sc.scores.resize(k_chunk);
-    const int64_t row_floats = kv.row_bytes / sizeof(float);
 
     const int64_t n_rows = (t1 - t0) * s.group;
     for (int64_t r = 0; r < n_rows; ++r) {
@@ -100,13 +101,13 @@ void attend_task(const float * q, const int32_t * n_kv, const kv_view & kv, cons
         const float * vc;
         int64_t stride;   // floats between positions in kc / vc
         if (direct) {
-            kc = reinterpret_cast<const float *>(slice(kv.k, kv.row_bytes, head_offset, c0));
-            vc = reinterpret_cast<const float *>(slice(kv.v, kv.row_bytes, head_offset, c0));
-            stride = row_floats;
+            kc = reinterpret_cast<const float *>(slice(kv.k, k_offset, c0));
+            vc = reinterpret_cast<const float *>(slice(kv.v, v_offset, c0));
+            stride = static_cast<int64_t>(kv.k.row_bytes / sizeof(float));
         } else {
             for (int64_t i = 0; i < nc; ++i) {
-                deq(slice(kv.k, kv.row_bytes, head_offset, c0 + i), sc.k.data() + i * D, D);
-                deq(slice(kv.v, kv.row_bytes, head_offset, c0 + i), sc.v.data() + i * D, D);
+                deq_k(slice(kv.k, k_offset, c0 + i), sc.k.data() + i * D, D);
+                deq_v(slice(kv.v, v_offset, c0 + i), sc.v.data() + i * D, D);
             }
             kc = sc.k.data();
             vc = sc.v.data();
@@ -194,16 +195,17 @@ void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, 
     const simd::f32_kernels & vk = simd::active_f32_kernels();
     const cpu::quant_kernels & qk = cpu::active_quant_kernels();
     const cpu::dequantize_row_fn deq = qk[tensor_type::f16].dequantize_row;
+    const cpu::dequantize_row_fn deq_v = qk[kv.v.type].dequantize_row;
     const cpu::quantize_row_fn quant = qk[tensor_type::f16].quantize_row;
     const int64_t D = s.head_dim;
-    const size_t head_offset = row_size(tensor_type::f16, g * D);
+    const size_t k_offset = row_size(tensor_type::f16, g * D), v_offset = row_size(kv.v.type, g * D);
     int64_t p_end = 0;
     for (int64_t t = t0; t < t1; ++t) p_end = std::max<int64_t>(p_end, n_kv[t]);
     sc.k.resize(static_cast<size_t>(p_end * D));
     sc.v.resize(static_cast<size_t>(p_end * D));
     for (int64_t p = 0; p < p_end; ++p) {
-        deq(slice(kv.k, kv.row_bytes, head_offset, p), sc.k.data() + p * D, D);
-        deq(slice(kv.v, kv.row_bytes, head_offset, p), sc.v.data() + p * D, D);
+        deq(slice(kv.k, k_offset, p), sc.k.data() + p * D, D);
+        deq_v(slice(kv.v, v_offset, p), sc.v.data() + p * D, D);
     }
     sc.scores.resize(static_cast<size_t>(p_end));
     sc.half.resize(static_cast<size_t>(std::max(p_end, D)));
@@ -249,9 +251,11 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
                int64_t n_head_kv, int64_t head_dim, float scale, float * out, thread_pool & pool,
                const int32_t * kv_start, bool step_order) {
     assert(n_head_kv > 0 && n_head % n_head_kv == 0);
-    assert(head_dim % tensor_type_info(kv.type).block_size == 0);
-    assert(kv.row_bytes >= row_size(kv.type, n_head_kv * head_dim));
-    assert(kv.type != tensor_type::f32 || kv.row_bytes % sizeof(float) == 0);
+    for (const kv_rows & rows : {kv.k, kv.v}) {
+        assert(head_dim % tensor_type_info(rows.type).block_size == 0);
+        assert(rows.row_bytes >= row_size(rows.type, n_head_kv * head_dim));
+        assert(rows.type != tensor_type::f32 || rows.row_bytes % sizeof(float) == 0);
+    }
     if (n_tokens <= 0) return;
 
     task_shape s{};
@@ -264,7 +268,7 @@ void attention(const float * q, int64_t n_tokens, const int32_t * n_kv, const kv
     s.kv_start = kv_start;
     s.step_order = step_order;
     s.n_token_blocks = ceil_div(n_tokens, k_tokens_per_task);
-    if (kv.type == tensor_type::f16 && head_dim % 64 == 0) {
+    if (kv.k.type == tensor_type::f16 && head_dim % 64 == 0) {
         pool.parallel_for(n_head_kv * s.n_token_blocks, [&](int64_t task, int) {
             // Later token blocks see more positions (causal): hand them out first.
             const int64_t tb = s.n_token_blocks - 1 - task % s.n_token_blocks;

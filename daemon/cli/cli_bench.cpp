@@ -165,7 +165,7 @@ std::vector<inference::token_id> random_tokens(int n, int32_t n_vocab, uint64_t 
 
 // A sequence with `depth` random tokens already evaluated (untimed), as llama-bench's -d: the
 // test then measures what attention over a long context costs.
-inference::sequence at_depth(inference::engine & eng, kernels::tensor_type ct, int depth, int room, uint64_t seed,
+inference::sequence at_depth(inference::engine & eng, const inference::kv_types & ct, int depth, int room, uint64_t seed,
                              std::vector<inference::token_id> & prefix) {
     inference::sequence seq(eng.make_cache(ct, depth + room));
     prefix = random_tokens(depth, eng.mdl().hp().n_vocab, seed ^ 0xdeadbeefull);
@@ -174,7 +174,7 @@ inference::sequence at_depth(inference::engine & eng, kernels::tensor_type ct, i
     return seq;
 }
 
-double run_pp(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed, int depth) {
+double run_pp(inference::engine & eng, const inference::kv_types & ct, int n, uint64_t seed, int depth) {
     std::vector<inference::token_id> toks;
     inference::sequence seq = at_depth(eng, ct, depth, n + 1, seed, toks);
     const auto more = random_tokens(n, eng.mdl().hp().n_vocab, seed);
@@ -185,7 +185,7 @@ double run_pp(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t 
     return n / std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
-double run_tg(inference::engine & eng, kernels::tensor_type ct, int n, uint64_t seed, int depth) {
+double run_tg(inference::engine & eng, const inference::kv_types & ct, int n, uint64_t seed, int depth) {
     std::vector<inference::token_id> prefix;
     inference::sequence seq = at_depth(eng, ct, depth, n + 2, seed, prefix);
     const auto toks = random_tokens(n + 1, eng.mdl().hp().n_vocab, seed);
@@ -210,7 +210,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_option("-t,--threads", f->threads, "thread counts, comma-separated")->capture_default_str();
     bench->add_option("-p,--n-prompt", f->pp, "prompt sizes for pp, comma-separated (empty: none)")->capture_default_str();
     bench->add_option("-n,--n-gen", f->tg, "generation lengths for tg, comma-separated (empty: none)")->capture_default_str();
-    bench->add_option("--cache-type", f->cache_types, "KV cache types, comma-separated")->capture_default_str();
+    bench->add_option("--cache-type", f->cache_types, "KV cache types, comma-separated (a pair as K/V: f16/q8_0)")->capture_default_str();
     bench->add_option("-d,--depth", f->depths, "context depths, comma-separated: each test runs after this many tokens "
                       "already in the cache (named pp512@d4096)")->capture_default_str();
     bench->add_option("-r,--repetitions", f->reps, "repetitions of each test")->capture_default_str();
@@ -280,9 +280,9 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                     if (dev) eng.set_layer_device(std::move(dev->device));
                 }
                 for (const auto & ct_name : parse_list(f->cache_types)) {
-                    auto ct = inference::parse_cache_type(ct_name);
+                    auto ct = inference::parse_cache_types(ct_name);
                     if (!ct) { std::fprintf(stderr, "hearth bench: %s\n", ct.message().c_str()); state.exit_code = 2; return; }
-                    if (auto s = inference::check_cache_type(*ct, mdl.hp().head_dim); !s) { std::fprintf(stderr, "hearth bench: %s\n", s.message().c_str()); state.exit_code = 2; return; }
+                    if (auto s = inference::check_cache_types(*ct, mdl.hp().head_dim); !s) { std::fprintf(stderr, "hearth bench: %s\n", s.message().c_str()); state.exit_code = 2; return; }
                     auto measure = [&](const std::string & name, auto fn, int n, int depth) {
                         fn(eng, *ct, std::min(n, 16), 1, 0);  // warm-up: page in weights, grow buffers
                         std::vector<double> v, shares;
@@ -295,7 +295,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                         const std::string test = name + std::to_string(n) + (depth > 0 ? "@d" + std::to_string(depth) : "");
                         rows.push_back({test, nt, ct_name, busy, mean_sd(v), percentile(shares, 0.5)});
                         if (!f->json) {
-                            std::printf("%-12s threads %d  cache %-4s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
+                            std::printf("%-12s threads %d  cache %-8s %s %9.2f ± %.2f t/s", rows.back().test.c_str(), nt,
                                         ct_name.c_str(), busy ? "busy-neighbour" : "idle          ", rows.back().tps.mean, rows.back().tps.sd);
                             if (!shares.empty()) std::printf("  (%.0f %% of the bandwidth limit)", 100 * rows.back().share_of_limit);
                             std::printf("\n");

@@ -54,7 +54,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     cmd->add_option("files", f->files, "trace files (JSON lines)")->required();
     cmd->add_option("-m,--model", f->model, "GGUF model file (default: the downloaded default model)");
     cmd->add_option("-t,--threads", f->threads, "compute threads (default: physical cores)");
-    cmd->add_option("--cache-type", f->cache_type, "KV cache type")->capture_default_str();
+    cmd->add_option("--cache-type", f->cache_type, "KV cache type (a pair as K/V: f16/q8_0)")->capture_default_str();
     cmd->add_option("-n,--n-predict", f->n_predict, "tokens generated per completion")->capture_default_str();
     cmd->add_option("-c,--ctx", f->ctx, "context size")->capture_default_str();
     cmd->add_option("--chunk-min", f->chunk_min, "reuse moved chunks of at least this many tokens after the common prefix (0: off)")

@@ -74,7 +74,7 @@ int run_daemon_command(const daemon_flags & f) {
         engine_options eo;
         eo.model_path = cfg.model_path;
         eo.n_threads = cfg.threads;
-        eo.cache_type = cfg.cache_type;
+        if (auto types = kv_cache_types(cfg)) eo.cache_type = inference::kv_types_name(*types);   // validated above
         eo.kv_budget_bytes = cfg.kv_budget_bytes;
         eo.chat_template = cfg.chat_template;
         eo.gpu_layers = cfg.gpu_layers;

@@ -27,6 +27,7 @@ struct model_flags {
     std::string model;
     int32_t threads = 0;
     std::string cache_type = inference::k_default_cache_type;
+    std::string cache_type_k, cache_type_v;   // empty: cache_type's
     int32_t ctx = 4096;
     int32_t n_predict = 64;
     float temperature = 0.0f;
@@ -41,7 +42,9 @@ struct model_flags {
 void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_option("-m,--model", f.model, "GGUF model file (default: $HEARTH_MODEL, then the downloaded default model)");
     cmd->add_option("-t,--threads", f.threads, "compute threads (default: physical cores)");
-    cmd->add_option("--cache-type", f.cache_type, "KV cache type: f32, f16, q8_0, q4_0")->capture_default_str();
+    cmd->add_option("--cache-type", f.cache_type, "KV cache type: f32, f16, q8_0, q4_0, or K/V as f16/q8_0")->capture_default_str();
+    cmd->add_option("--cache-type-k", f.cache_type_k, "KV cache type of K alone (default: --cache-type's)");
+    cmd->add_option("--cache-type-v", f.cache_type_v, "KV cache type of V alone (default: --cache-type's)");
     cmd->add_option("-c,--ctx", f.ctx, "context size in tokens")->capture_default_str();
     cmd->add_option("-n,--n-predict", f.n_predict, "maximum tokens to generate")->capture_default_str();
     cmd->add_option("--temp", f.temperature, "sampling temperature (0: greedy)")->capture_default_str();
@@ -51,13 +54,22 @@ void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_flag("-v,--verbose", f.verbose, "print timings (prompt and generation speed) to stderr");
 }
 
+// The three cache type flags as one setting ("f16", "f16/q8_0").
+result<std::string> cache_types(const model_flags & f) {
+    auto t = inference::parse_cache_types(f.cache_type, f.cache_type_k, f.cache_type_v);
+    if (!t) return t.error();
+    return inference::kv_types_name(*t);
+}
+
 result<std::unique_ptr<inference::loaded_model>> load(const model_flags & f) {
     auto path = resolve_model_path(f.model);
     if (!path) return path.error();
+    auto types = cache_types(f);
+    if (!types) return types.error();
     inference::load_options opts;
     opts.model_path = *path;
     opts.n_threads = f.threads;
-    opts.cache_type = f.cache_type;
+    opts.cache_type = *types;
     opts.n_ctx = f.ctx;
     opts.chat_template = f.chat_template;
     opts.gpu_layers = f.gpu_layers;
@@ -139,9 +151,9 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
         draft = std::move(*d);
     }
     std::optional<inference::sequence> draft_seq;
-    if (draft) draft_seq.emplace(draft->eng().make_cache(lm.cache_type(), lm.n_ctx()));
+    if (draft) draft_seq.emplace(draft->eng().make_cache(lm.cache_types(), lm.n_ctx()));
     params.speculation = inference::make_speculation(*mode, draft.get(), draft_seq ? &*draft_seq : nullptr);
-    inference::sequence seq(eng.make_cache(lm.cache_type(), lm.n_ctx()));
+    inference::sequence seq(eng.make_cache(lm.cache_types(), lm.n_ctx()));
     if (static_cast<int64_t>(prompt.size()) + params.n_predict > lm.n_ctx()) {
         std::fprintf(stderr, "hearth: the prompt (%zu tokens) and %d new tokens do not fit the context of %d\n",
                      prompt.size(), params.n_predict, lm.n_ctx());
@@ -254,10 +266,12 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         }
         auto path = resolve_model_path(hf->model);
         if (!path) { std::fprintf(stderr, "hearth: %s\n", path.message().c_str()); state.exit_code = 1; return; }
+        auto types = cache_types(*hf);
+        if (!types) { std::fprintf(stderr, "hearth: %s\n", types.message().c_str()); state.exit_code = 2; return; }
         engine_options eo;
         eo.model_path = *path;
         eo.n_threads = hf->threads;
-        eo.cache_type = hf->cache_type;
+        eo.cache_type = *types;
         eo.n_ctx = hf->ctx;
         eo.chat_template = hf->chat_template;
         eo.gpu_layers = hf->gpu_layers;

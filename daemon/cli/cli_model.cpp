@@ -84,13 +84,13 @@ void print_text(const model_info & m) {
         std::printf("  %-8s %8" PRIu64 " %16" PRIu64 " %14s\n", t.type.c_str(), t.n_tensors, t.n_elements, human_bytes(t.size_bytes, 2).c_str());
     row("weights mapped", human_bytes(m.weights_bytes, 2) + " (" + std::to_string(m.weights_bytes) + " bytes)");
 
-    std::printf("\nKV cache:\n  %-6s %16s %24s\n", "type", "per token", ("at context " + num_or_unknown(m.n_ctx_train)).c_str());
+    std::printf("\nKV cache:\n  %-9s %13s %24s\n", "type", "per token", ("at context " + num_or_unknown(m.n_ctx_train)).c_str());
     for (const auto & c : m.kv_costs) {
         if (c.bytes_per_token)
-            std::printf("  %-6s %16s %24s\n", c.type.c_str(), human_bytes(*c.bytes_per_token, 2).c_str(),
+            std::printf("  %-9s %13s %24s\n", c.type.c_str(), human_bytes(*c.bytes_per_token, 2).c_str(),
                         c.bytes_model_ctx ? human_bytes(*c.bytes_model_ctx, 2).c_str() : "-");
         else
-            std::printf("  %-6s %16s   (%s)\n", c.type.c_str(), "n/a", c.why_not.c_str());
+            std::printf("  %-9s %13s   (%s)\n", c.type.c_str(), "n/a", c.why_not.c_str());
     }
 
     const auto & mem = m.memory;
@@ -192,7 +192,7 @@ int run_info(const info_options & o) {
     inference::memory_options mo;
     mo.n_ctx = o.n_ctx;
     mo.n_files = o.n_files;
-    auto kv_type = inference::parse_cache_type(o.cache_type);
+    auto kv_type = inference::parse_cache_types(o.cache_type);
     if (!kv_type) {
         std::fprintf(stderr, "hearth model info: %s\n", kv_type.message().c_str());
         return 2;
@@ -254,7 +254,7 @@ void add_model_commands(CLI::App & app, cli_state & state) {
         ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24));
     info->add_option("--files", opts->n_files, "Cached file slots (one KV cache each) for the RAM estimate")
         ->check(CLI::Range(uint64_t{0}, uint64_t{4096}));
-    info->add_option("--cache-type", opts->cache_type, "KV cache type for the RAM estimate: f32, f16, q8_0 or q4_0 (default: the daemon's)");
+    info->add_option("--cache-type", opts->cache_type, "KV cache type for the RAM estimate: f32, f16, q8_0, q4_0, or K/V as f16/q8_0 (default: the daemon's)");
     info->add_option("--gpu-layers", opts->gpu_layers, "Plan the last layers on a GPU: N, all or auto (each backend's device, memory and layers)");
     info->add_option("--gpu-memory", opts->gpu_memory, "With --gpu-layers auto: plan as if the device had this much memory (e.g. 512MiB)");
     info->callback([&state, opts] { state.exit_code = run_info(*opts); });

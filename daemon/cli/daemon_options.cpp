@@ -11,7 +11,9 @@ void add_daemon_options(CLI::App * cmd, daemon_options & o, const std::string & 
     in_group(cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off"));
     in_group(cmd->add_option("--log-file", o.log_file, "Rotating log file ('none': stderr only)"));
     in_group(cmd->add_option("--threads", o.threads, "Compute threads (0: one per physical core)")->check(CLI::Range(0, 1024)));
-    in_group(cmd->add_option("--cache-type", o.cache_type, "KV cache type: f16, q8_0, q4_0"));
+    in_group(cmd->add_option("--cache-type", o.cache_type, "KV cache type: f16, q8_0, q4_0, or K/V as f16/q8_0"));
+    in_group(cmd->add_option("--cache-type-k", o.cache_type_k, "KV cache type of K alone (default: --cache-type's)"));
+    in_group(cmd->add_option("--cache-type-v", o.cache_type_v, "KV cache type of V alone (default: --cache-type's)"));
     in_group(cmd->add_option("--kv-budget", o.kv_budget, "KV cache memory budget, e.g. 512MiB"));
     in_group(cmd->add_option("--chat-template", o.chat_template,
                              "Chat format when the model has none: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, "
@@ -36,6 +38,8 @@ std::vector<std::string> daemon_arguments(const daemon_options & o) {
     add("--log-file", o.log_file);
     if (o.threads) args.insert(args.end(), {"--threads", std::to_string(*o.threads)});
     add("--cache-type", o.cache_type);
+    add("--cache-type-k", o.cache_type_k);
+    add("--cache-type-v", o.cache_type_v);
     add("--kv-budget", o.kv_budget);
     add("--chat-template", o.chat_template);
     add("--slot-dir", o.slot_dir);
@@ -51,7 +55,14 @@ status apply_daemon_options(const daemon_options & o, daemon_config & cfg) {
     if (o.threads) cfg.threads = *o.threads;
     if (o.log_level) cfg.log_level = *o.log_level;
     if (o.log_file) cfg.log_file = *o.log_file;
-    if (o.cache_type) cfg.cache_type = *o.cache_type;
+    if (o.cache_type) {
+        // The command line names the whole cache: the config file's halves no longer apply.
+        cfg.cache_type = *o.cache_type;
+        cfg.cache_type_k.clear();
+        cfg.cache_type_v.clear();
+    }
+    if (o.cache_type_k) cfg.cache_type_k = *o.cache_type_k;
+    if (o.cache_type_v) cfg.cache_type_v = *o.cache_type_v;
     if (o.chat_template) cfg.chat_template = *o.chat_template;
     if (o.slot_dir) cfg.slot_dir = *o.slot_dir;
     if (o.gpu_layers) cfg.gpu_layers = *o.gpu_layers;

@@ -17,8 +17,8 @@
 namespace hearth::daemon {
 
 struct daemon_options {
-    std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level, cache_type, kv_budget,
-        chat_template, slot_dir, gpu_layers, speculate, draft;
+    std::optional<std::string> model, socket, runtime_dir, config, log_file, log_level, cache_type, cache_type_k,
+        cache_type_v, kv_budget, chat_template, slot_dir, gpu_layers, speculate, draft;
     std::optional<int32_t> threads;
 };
 

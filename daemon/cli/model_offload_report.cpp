@@ -15,7 +15,7 @@ std::string layer_range(int32_t first, int32_t last) {
     return first == last ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(last);
 }
 
-std::string cache_name(const inference::offload_room & r) { return std::string(kernels::tensor_type_info(r.cache_type).name); }
+std::string cache_name(const inference::offload_room & r) { return inference::kv_types_name(r.cache_types); }
 
 void print_plan(const offload_plan & p, bool chosen) {
     auto row = [](const char * label, const std::string & value) { std::printf("    %-18s %s\n", label, value.c_str()); };

@@ -169,7 +169,7 @@ struct model_status {
     uint64_t mapped_bytes = 0;     // size of the memory-mapped model file
     uint64_t n_params = 0;
     int32_t n_ctx = 0;             // context length per slot
-    std::string cache_type;        // "f16", "q8_0", "q4_0"
+    std::string cache_type;        // "f16", "q8_0", "q4_0", or K/V: "f16/q8_0"
     uint64_t kv_budget_bytes = 0;
     uint64_t kv_used_bytes = 0;
     uint64_t memory_limit_bytes = 0;   // the limit the default KV budget was derived from (0: unknown)
@@ -239,7 +239,7 @@ public:
 struct engine_options {
     std::string model_path;
     int32_t n_threads = 0;            // 0: the number of physical cores
-    std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0 (the daemon passes its config)
+    std::string cache_type = "f16";   // KV cache type: f16, q8_0, q4_0, or K/V as f16/q8_0 (the daemon passes its config)
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/engine/memory_limit.h)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)

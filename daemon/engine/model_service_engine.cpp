@@ -97,11 +97,11 @@ public:
     engine_model_service(std::unique_ptr<inference::loaded_model> lm, uint64_t kv_budget, const memory_limit & limit,
                          std::unique_ptr<inference::slot_store> store, uint64_t slot_disk_budget,
                          inference::speculate_mode speculate, std::unique_ptr<inference::draft_model> draft)
-        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_type(), lm_->n_ctx(), kv_budget),
+        : lm_(std::move(lm)), sessions_(lm_->eng(), lm_->cache_types(), lm_->n_ctx(), kv_budget),
           store_(std::move(store)), slot_disk_budget_(slot_disk_budget), speculate_(speculate), draft_(std::move(draft)) {
         // One draft sequence for every document: it keeps the common prefix of consecutive
         // completions, which is what the next keystroke in the same file shares.
-        if (draft_) draft_seq_.emplace(draft_->eng().make_cache(lm_->cache_type(), lm_->n_ctx()));
+        if (draft_) draft_seq_.emplace(draft_->eng().make_cache(lm_->cache_types(), lm_->n_ctx()));
         if (store_) sessions_.attach_store(store_.get());
         base_status_.loaded = true;
         base_status_.model_name = lm_->name();
@@ -110,7 +110,7 @@ public:
         base_status_.mapped_bytes = lm_->file().file_size();
         for (const auto & t : lm_->file().tensors()) base_status_.n_params += static_cast<uint64_t>(t.n_elements());
         base_status_.n_ctx = lm_->n_ctx();
-        base_status_.cache_type = std::string(kernels::tensor_type_info(lm_->cache_type()).name);
+        base_status_.cache_type = inference::kv_types_name(lm_->cache_types());
         base_status_.kv_budget_bytes = kv_budget;
         base_status_.memory_limit_bytes = limit.bytes;
         base_status_.memory_limit_source = limit.source;
@@ -448,7 +448,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     else if (!(*lm)->cpu_reason().empty()) spdlog::warn("GPU offload (--gpu-layers {}): {}", opts.gpu_layers, (*lm)->cpu_reason());
     const memory_limit limit = process_memory_limit();
     const auto & hp = (*lm)->mdl().hp();
-    const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_type(), hp.n_layer, hp.n_embd_kv()) *
+    const uint64_t one_slot = inference::kv_bytes_per_token((*lm)->cache_types(), hp.n_layer, hp.n_embd_kv()) *
                               static_cast<uint64_t>((*lm)->n_ctx());
     // Measured now that the model is mapped and the engine's scratch buffers exist.
     const memory_use use = process_memory_use((*lm)->file().file_size());

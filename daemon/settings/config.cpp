@@ -90,6 +90,8 @@ const std::map<std::string, setter, std::less<>> & top_keys() {
         {"model", string(F(model_path))},
         {"threads", integer(F(threads), 0, 1024)},
         {"cache-type", string(F(cache_type))},
+        {"cache-type-k", string(F(cache_type_k))},
+        {"cache-type-v", string(F(cache_type_v))},
         {"chat-template", string(F(chat_template))},
         {"gpu-layers", string(F(gpu_layers))},
         {"speculate", string(F(speculate))},
@@ -242,9 +244,17 @@ result<uint64_t> parse_bytes(std::string_view text) {
     return static_cast<uint64_t>(bytes);
 }
 
+result<inference::kv_types> kv_cache_types(const daemon_config & c) {
+    auto t = inference::parse_cache_types(c.cache_type, c.cache_type_k, c.cache_type_v);
+    if (!t || t->k == kernels::tensor_type::f32 || t->v == kernels::tensor_type::f32)
+        return fail("cache-type '", c.cache_type, "'", c.cache_type_k.empty() ? "" : ", cache-type-k '" + c.cache_type_k + "'",
+                    c.cache_type_v.empty() ? "" : ", cache-type-v '" + c.cache_type_v + "'",
+                    ": expected f16, q8_0 or q4_0 for each, or a K/V pair such as f16/q8_0");
+    return *t;
+}
+
 status validate(const daemon_config & c) {
-    if (c.cache_type != "f16" && c.cache_type != "q8_0" && c.cache_type != "q4_0")
-        return fail("cache-type '", c.cache_type, "': expected f16, q8_0 or q4_0");
+    if (auto t = kv_cache_types(c); !t) return t.error();
     if (auto g = inference::parse_gpu_layers(c.gpu_layers); !g) return fail("gpu-layers: ", g.message());
     if (auto m = inference::parse_speculate_mode(c.speculate); !m) return fail("speculate: ", m.message());
     if ((c.speculate == "draft" || c.speculate == "both") && c.draft_model.empty())

@@ -78,7 +78,8 @@ struct remote_settings {
 struct daemon_config {
     std::string model_path;
     int32_t threads = 0;                  // 0: the engine picks
-    std::string cache_type = inference::k_default_cache_type;
+    std::string cache_type = inference::k_default_cache_type;   // K and V; or a K/V pair, "f16/q8_0"
+    std::string cache_type_k, cache_type_v;   // "": cache_type's half
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
     std::string chat_template;            // "": the model's own tokenizer.chat_template
     std::string gpu_layers = "0";         // the last layers on a GPU: N, "all" or "auto"
@@ -121,5 +122,9 @@ status load_config_text(std::string_view toml_text, std::string_view source_name
 result<uint64_t> parse_bytes(std::string_view text);
 
 status validate(const daemon_config & cfg);
+
+// The KV cache's K and V types from cache-type, cache-type-k and cache-type-v; f32 is for tests,
+// not the daemon. The error names the setting.
+result<inference::kv_types> kv_cache_types(const daemon_config & cfg);
 
 }  // namespace hearth::daemon

@@ -254,7 +254,7 @@ void run_attention(benchmark::State & state, tensor_type t, int64_t n_tokens, in
     for (auto & v : q) v = nd(rng);
     std::vector<int32_t> n_kv_t(static_cast<size_t>(n_tokens));
     for (int64_t i = 0; i < n_tokens; ++i) n_kv_t[static_cast<size_t>(i)] = n_kv - static_cast<int32_t>(n_tokens - 1 - i);
-    const k::kv_view kv{t, kc.data(), vc.data(), row_bytes};
+    const k::kv_view kv{{t, kc.data(), row_bytes}, {t, vc.data(), row_bytes}};
     auto & pool = pool_of(n_threads);
     const double cpu0 = process_cpu_s();
     for (auto _ : state) {

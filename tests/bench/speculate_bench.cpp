@@ -46,7 +46,7 @@ double median(std::vector<double> v) {
 
 // eval_steps of k tokens after a 256-token context, against one decode step, each measured reps
 // times, alternating.
-void print_verify_cost(engine & eng, kernels::tensor_type type, int reps) {
+void print_verify_cost(engine & eng, const kv_types & type, int reps) {
     std::vector<token_id> ctx(256);
     for (size_t i = 0; i < ctx.size(); ++i) ctx[i] = static_cast<token_id>(1000 + 37 * i % 20000);
     sequence seq(eng.make_cache(type, 512));
@@ -126,12 +126,12 @@ int main(int argc, char ** argv) {
         generation_params params;
         params.n_predict = n_predict;
         params.rule = make_completion_rule(guess_line_mode(fi.prefix, fi.suffix), fi.prefix, fi.suffix);
-        sequence seq(eng.make_cache((*lm)->cache_type(), (*lm)->n_ctx()));
+        sequence seq(eng.make_cache((*lm)->cache_types(), (*lm)->n_ctx()));
         std::vector<float> logits;
         if (auto pf = prefill(eng, seq, *prompt, logits); !pf) { std::fprintf(stderr, "%s\n", pf.message().c_str()); return 1; }
         std::optional<sequence> draft_seq;
         if (draft) {
-            draft_seq.emplace(draft->eng().make_cache((*lm)->cache_type(), (*lm)->n_ctx()));
+            draft_seq.emplace(draft->eng().make_cache((*lm)->cache_types(), (*lm)->n_ctx()));
             std::vector<float> dl;
             auto pf = prefill(draft->eng(), *draft_seq, *prompt, dl);
             if (!pf) { std::fprintf(stderr, "%s\n", pf.message().c_str()); return 1; }
@@ -183,6 +183,6 @@ int main(int argc, char ** argv) {
         std::printf("%-7s %7d %10.1f %9.1f%% %9d %12.2f %10.0f\n", std::string(speculate_mode_name(mode)).c_str(), t.n_tokens,
                     med, 100.0 * t.st.acceptance(), t.st.n_drafted, t.st.tokens_per_pass(), t.st.t_draft_ms);
     }
-    print_verify_cost(eng, (*lm)->cache_type(), reps);
+    print_verify_cost(eng, (*lm)->cache_types(), reps);
     return 0;
 }

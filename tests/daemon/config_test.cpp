@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <string_view>
+#include <tuple>
+
 #include "daemon/settings/config.h"
 
 using namespace hearth::daemon;
@@ -102,6 +105,15 @@ TEST_CASE("validate refuses bad values", "[daemon][config]") {
     daemon_config c;
     c.cache_type = "q5_k";
     CHECK_FALSE(validate(c));
+    for (const auto & [both, k, v] : {std::tuple{"f32", "", ""}, {"f16", "q5_k", ""}, {"f16", "", "f32"}, {"f16/q9", "", ""}}) {
+        c = daemon_config{};
+        c.cache_type = both;
+        c.cache_type_k = k;
+        c.cache_type_v = v;
+        const auto s = validate(c);
+        REQUIRE_FALSE(s);
+        CHECK_THAT(s.message(), Catch::Matchers::Contains("cache-type '"));
+    }
     c = daemon_config{};
     c.log_level = "verbose";
     CHECK_FALSE(validate(c));
@@ -110,6 +122,20 @@ TEST_CASE("validate refuses bad values", "[daemon][config]") {
     auto s = validate(c);
     REQUIRE_FALSE(s);
     CHECK_THAT(s.message(), Catch::Matchers::Contains("no transport"));
+}
+
+TEST_CASE("the KV cache's K and V types: one key for both, one for each half, or a K/V pair", "[daemon][config]") {
+    const auto types_of = [](std::string_view toml) {
+        daemon_config c;
+        REQUIRE(load_config_text(toml, "test.toml", c).has_value());
+        REQUIRE(validate(c).has_value());
+        return hearth::inference::kv_types_name(*kv_cache_types(c));
+    };
+    CHECK(types_of("") == "f16");
+    CHECK(types_of("cache-type = \"q8_0\"") == "q8_0");
+    CHECK(types_of("cache-type-v = \"q8_0\"") == "f16/q8_0");
+    CHECK(types_of("cache-type = \"q4_0\"\ncache-type-k = \"f16\"") == "f16/q4_0");
+    CHECK(types_of("cache-type = \"q8_0/f16\"") == "q8_0/f16");
 }
 
 TEST_CASE("the HTTP API's keys: off by default, a port, a token file or the explicit opt-out", "[daemon][config]") {

@@ -58,6 +58,14 @@ TEST_CASE("daemon options: apply over the config, with a clear error for a bad s
     CHECK(cfg.cache_type == "q8_0");
     CHECK(cfg.threads == 1);   // not given: the config's value stays
     CHECK(cfg.kv_budget_bytes == 512ull << 20);
+    // One half alone changes that half; --cache-type names the whole cache again.
+    cfg.cache_type_k = "q4_0";
+    o = parse({"--cache-type-v", "q4_0"});
+    REQUIRE(apply_daemon_options(o, cfg).has_value());
+    CHECK(inference::kv_types_name(*kv_cache_types(cfg)) == "q4_0");
+    o = parse({"--cache-type", "f16", "--cache-type-v", "q8_0"});
+    REQUIRE(apply_daemon_options(o, cfg).has_value());
+    CHECK(inference::kv_types_name(*kv_cache_types(cfg)) == "f16/q8_0");
     o = parse({"--kv-budget", "lots"});
     const auto s = apply_daemon_options(o, cfg);
     REQUIRE_FALSE(s.has_value());

@@ -15,10 +15,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::unique_ptr<model_service> tiny_service() {
+std::unique_ptr<model_service> tiny_service(const std::string & cache_type = "f32") {
     engine_options o;
     o.model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
-    o.cache_type = "f32";
+    o.cache_type = cache_type;
     o.n_threads = 1;
     o.n_ctx = 512;
     auto s = make_engine_model_service(o);
@@ -76,6 +76,22 @@ piece_callback sleeping(std::chrono::milliseconds per_piece) {
     return [per_piece](std::string_view) { std::this_thread::sleep_for(per_piece); };
 }
 }  // namespace
+
+TEST_CASE("engine service: K and V in caches of different types, as asked and as reported", "[daemon][engine]") {
+    auto svc = tiny_service("f16/f32");
+    CHECK(svc->status().cache_type == "f16/f32");
+    auto got = svc->complete(story_request(), {}, {});
+    REQUIRE(got.has_value());
+    REQUIRE(got->candidates.size() == 1);
+    CHECK_FALSE(got->candidates[0].text.empty());
+    // A slot's bytes are its K rows in f16 and its V rows in f32: 6 bytes a value where f32 takes 8.
+    auto plain = tiny_service("f32");
+    CHECK(plain->status().cache_type == "f32");
+    REQUIRE(plain->complete(story_request(), {}, {}).has_value());
+    REQUIRE(svc->status().n_slots == 1);
+    REQUIRE(plain->status().n_slots == 1);
+    CHECK(svc->status().kv_used_bytes * 8 == plain->status().kv_used_bytes * 6);
+}
 
 TEST_CASE("engine service: a spent budget finishes the line within reach", "[daemon][engine]") {
     auto svc = tiny_service();

@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t * data, size_t size) {
     if (static_cast<size_t>(seq.cache.n_pos()) != seq.tokens.size() || seq.cache.n_pos() > max_positions) std::abort();
     uint64_t h = 0;
     for (int32_t il = 0; il < k_n_layer; ++il)
-        for (size_t b = 0; b < static_cast<size_t>(seq.cache.n_pos()) * seq.cache.row_bytes(); ++b)
+        for (size_t b = 0; b < static_cast<size_t>(seq.cache.n_pos()) * seq.cache.row_bytes(kv_half::k); ++b)
             h += seq.cache.k_data(il)[b] ^ seq.cache.v_data(il)[b];
     g_sink = h;
     return 0;

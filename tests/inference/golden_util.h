@@ -62,7 +62,7 @@ struct run_summary {
 // Runs every prompt of a completions.json (gen_golden.py's format): the prompt in one batch,
 // a free-running greedy continuation, and teacher-forced steps for the top-10 logits.
 inline run_summary run_completions_golden(const std::string & model_path, const std::string & golden_path,
-                                          kernels::tensor_type cache_type) {
+                                          kv_types cache_type) {
     auto tm = load_test_model(model_path);
     const auto * mdl = &tm.mdl;
     const auto * voc = &tm.voc;

@@ -92,7 +92,7 @@ TEST_CASE("a stop token that is never requested changes no result", "[inference]
     REQUIRE(prefill(*t.eng, b, prompt, lb, prefill_options{false, 0, never.get_token()}).has_value());
     CHECK(std::memcmp(la.data(), lb.data(), la.size() * sizeof(float)) == 0);
     for (int32_t il = 0; il < t.mdl.hp().n_layer; ++il)
-        CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), a.cache.row_bytes() * prompt.size()) == 0);
+        CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), a.cache.row_bytes(kv_half::k) * prompt.size()) == 0);
     for (int i = 0; i < 8; ++i) {
         const token_id tok = sampler::argmax(la);
         REQUIRE(decode_one(*t.eng, a, tok, la).has_value());

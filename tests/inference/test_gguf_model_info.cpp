@@ -138,7 +138,7 @@ TEST_CASE("model info: FIM tokens and chat template from the vocabulary fixtures
 }
 
 TEST_CASE("model info: the RAM estimate assumes the daemon's default cache type", "[inference][gguf]") {
-    CHECK(std::string(hearth::kernels::tensor_type_info(memory_options{}.kv_type).name) == k_default_cache_type);
+    CHECK(kv_types_name(memory_options{}.kv_type) == k_default_cache_type);
 }
 
 TEST_CASE("model info: KV cache and peak RAM for a qwen2-shaped model", "[inference][gguf]") {
@@ -157,6 +157,7 @@ TEST_CASE("model info: KV cache and peak RAM for a qwen2-shaped model", "[infere
     // 24 layers x 2 KV heads x (K row + V row) of 64 values.
     CHECK(kv_for(m, "f16").bytes_per_token == 24u * 2 * 2 * 64 * 2);
     CHECK(kv_for(m, "q8_0").bytes_per_token == 24u * 2 * 2 * (2 * 34));
+    CHECK(kv_for(m, "f16/q8_0").bytes_per_token == 24u * 2 * (64 * 2 + 2 * 34));   // K f16, V q8_0
     CHECK(kv_for(m, "q4_0").bytes_per_token == 24u * 2 * 2 * (2 * 18));
     CHECK(kv_for(m, "q8_0").bytes_model_ctx == 24u * 2 * 2 * (2 * 34) * 32768);
     CHECK(m.memory.kv_type == "q8_0");

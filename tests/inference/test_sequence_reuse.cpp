@@ -198,7 +198,7 @@ TEST_CASE("chunk reuse moves rows to where a cold pass puts them (layer 0 depend
     std::vector<float> a(width), b(width);
     float worst_k = 0;
     for (int32_t p = 0; p < static_cast<int32_t>(after.size()); ++p) {
-        CHECK(std::memcmp(warm.cache.v_row(0, p), cold.cache.v_row(0, p), warm.cache.row_bytes()) == 0);
+        CHECK(std::memcmp(warm.cache.v_row(0, p), cold.cache.v_row(0, p), warm.cache.row_bytes(kv_half::v)) == 0);
         kernels::dequantize_row(type, warm.cache.k_row(0, p), a.data(), width);
         kernels::dequantize_row(type, cold.cache.k_row(0, p), b.data(), width);
         for (int32_t i = 0; i < width; ++i) worst_k = std::max(worst_k, std::fabs(a[i] - b[i]) / (1.0f + std::fabs(b[i])));
@@ -212,8 +212,12 @@ TEST_CASE("chunk reuse moves rows to where a cold pass puts them (layer 0 depend
     WARN("chunk reuse, " << kernels::tensor_type_info(type).name << ": max |dlogit| vs cold " << worst_logit);
 }
 
-TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize", "[inference][kv_shift]") {
-    const auto type = GENERATE(kernels::tensor_type::q8_0, kernels::tensor_type::q4_0);
+TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize K; V moved as it is", "[inference][kv_shift]") {
+    using kernels::tensor_type;
+    // V of K's type, and of another (rows of another size).
+    const auto types = GENERATE(kv_types(tensor_type::q8_0), kv_types(tensor_type::q4_0), kv_types(tensor_type::q8_0, tensor_type::f16),
+                                kv_types(tensor_type::q4_0, tensor_type::q8_0));
+    const tensor_type type = types.k;
     hparams hp;
     hp.n_layer = 2;
     hp.n_head = 4;
@@ -233,12 +237,12 @@ TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize", "[inf
         kernels::rope(x.data(), 1, hp.n_head_kv, hp.head_dim, &pos, rope);
         return x;
     };
-    kv_cache c(type, hp.n_layer, width, 512);
+    kv_cache c(types, hp.n_layer, width, 512);
     c.reserve(300);
     for (int32_t il = 0; il < hp.n_layer; ++il)
         for (int32_t p = 0; p < 300; ++p) {
             kernels::quantize_row(type, rotated(p, p).data(), c.k_row(il, p), width);
-            kernels::quantize_row(type, raw[p].data(), c.v_row(il, p), width);
+            kernels::quantize_row(types.v, raw[p].data(), c.v_row(il, p), width);
         }
     c.set_n_pos(300);
     // [100, 150) moves right by 30 and [200, 260) left by 20: the overlapping right move has to
@@ -246,7 +250,7 @@ TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize", "[inf
     const std::vector<kv_move> moves{{100, 130, 50}, {200, 180, 60}};
     REQUIRE(kv_shift(c, hp, moves).has_value());
     std::vector<float> got(width), want_q(width);
-    std::vector<uint8_t> q(c.row_bytes());
+    std::vector<uint8_t> q(std::max(c.row_bytes(kv_half::k), c.row_bytes(kv_half::v)));
     float worst = 0, bound = 0;
     for (const auto & m : moves)
         for (int32_t i = 0; i < m.n; ++i)
@@ -259,8 +263,8 @@ TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize", "[inf
                     worst = std::max(worst, std::fabs(got[j] - want[j]));
                     bound = std::max(bound, std::fabs(want_q[j] - want[j]));  // one quantization's error
                 }
-                kernels::quantize_row(type, raw[m.src + i].data(), q.data(), width);
-                CHECK(std::memcmp(c.v_row(il, m.dst + i), q.data(), c.row_bytes()) == 0);
+                kernels::quantize_row(types.v, raw[m.src + i].data(), q.data(), width);
+                CHECK(std::memcmp(c.v_row(il, m.dst + i), q.data(), c.row_bytes(kv_half::v)) == 0);
             }
     INFO("worst |dk| " << worst << ", one quantization " << bound);
     CHECK(worst <= 2.5f * bound);  // quantized twice (before and after the rotation)

@@ -111,7 +111,9 @@ TEST_CASE("slot directory follows XDG_CACHE_HOME, then HOME", "[inference][slot_
 
 TEST_CASE("slot store round trip: same tokens, same rows, same next logits", "[inference][slot_store]") {
     auto & t = tiny_model();
-    const auto type = GENERATE(kernels::tensor_type::f32, kernels::tensor_type::f16);
+    // K and V of one type, and of two (rows of different sizes).
+    const auto type = GENERATE(kv_types(kernels::tensor_type::f32), kv_types(kernels::tensor_type::f16),
+                               kv_types(kernels::tensor_type::f16, kernels::tensor_type::f32));
     temp_dir dir;
     slot_store store(dir.path, the_model());
     sequence a(t.eng->make_cache(type, 512));
@@ -128,8 +130,8 @@ TEST_CASE("slot store round trip: same tokens, same rows, same next logits", "[i
     CHECK(b.tokens == a.tokens);
     REQUIRE(b.cache.n_pos() == 300);
     for (int32_t il = 0; il < a.cache.n_layer(); ++il) {
-        CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), 300 * a.cache.row_bytes()) == 0);
-        CHECK(std::memcmp(a.cache.v_data(il), b.cache.v_data(il), 300 * a.cache.row_bytes()) == 0);
+        CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), 300 * a.cache.row_bytes(kv_half::k)) == 0);
+        CHECK(std::memcmp(a.cache.v_data(il), b.cache.v_data(il), 300 * a.cache.row_bytes(kv_half::v)) == 0);
     }
     REQUIRE(decode_one(*t.eng, a, 42, la).has_value());
     REQUIRE(decode_one(*t.eng, b, 42, lb).has_value());
@@ -187,7 +189,7 @@ TEST_CASE("slot store refuses every bad file and leaves the sequence untouched",
     REQUIRE(good.size() > 100);
 
     auto expect_refused = [&](const std::vector<uint8_t> & bytes, const std::string & why, const slot_store & s,
-                              kernels::tensor_type type = kernels::tensor_type::f32) {
+                              kv_types type = kernels::tensor_type::f32) {
         write_all(s.path_for(key), bytes);
         sequence b(t.eng->make_cache(type, 512));
         REQUIRE(prefill(*t.eng, b, std::vector<token_id>{5, 6, 7}, logits).has_value());
@@ -251,6 +253,10 @@ TEST_CASE("slot store refuses every bad file and leaves the sequence untouched",
     }
     SECTION("a cache of another type or shape") {
         expect_refused(good, "cache shape", store, kernels::tensor_type::f16);
+    }
+    SECTION("a cache whose K or V alone has another type") {
+        expect_refused(good, "cache shape", store, kv_types(kernels::tensor_type::f32, kernels::tensor_type::f16));
+        expect_refused(good, "cache shape", store, kv_types(kernels::tensor_type::f16, kernels::tensor_type::f32));
     }
 }
 

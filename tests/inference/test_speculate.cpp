@@ -127,7 +127,7 @@ TEST_CASE("eval_steps: a batch gives the logits and K/V of one decode step per t
         CHECK(std::memcmp(lb.data(), steps.data(), steps.size() * sizeof(float)) == 0);
         CHECK(b.cache.n_pos() == a.cache.n_pos());
         for (int32_t il = 0; il < t.mdl.hp().n_layer; ++il)
-            CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), a.cache.row_bytes() * a.cache.n_pos()) == 0);
+            CHECK(std::memcmp(a.cache.k_data(il), b.cache.k_data(il), a.cache.row_bytes(kv_half::k) * a.cache.n_pos()) == 0);
     }
 }
 
@@ -274,7 +274,7 @@ TEST_CASE("default model: lookup speculation keeps the golden prompts' greedy ou
             REQUIRE(eng.eval_steps(b.cache, more, lb).has_value());
             CHECK(std::memcmp(lb.data(), steps.data(), steps.size() * sizeof(float)) == 0);
             for (int32_t il = 0; il < tm.mdl.hp().n_layer; ++il)
-                CHECK(std::memcmp(a.cache.v_data(il), b.cache.v_data(il), a.cache.row_bytes() * a.cache.n_pos()) == 0);
+                CHECK(std::memcmp(a.cache.v_data(il), b.cache.v_data(il), a.cache.row_bytes(kv_half::v) * a.cache.n_pos()) == 0);
         }
         for (size_t i = 0; i < n_prompts; ++i) {
             INFO("cache " << kernels::tensor_type_info(type).name << " prompt " << i);

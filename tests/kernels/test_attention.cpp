@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -16,21 +17,23 @@ using k::tensor_type;
 namespace {
 
 struct cache_fixture {
-    tensor_type type;
+    tensor_type k_type, v_type;
     int64_t n_ctx, n_head_kv, head_dim;
-    size_t row_bytes;
-    std::vector<uint8_t> k, v;          // [n_ctx] rows of row_bytes
+    size_t k_row_bytes, v_row_bytes;
+    std::vector<uint8_t> k, v;          // [n_ctx] rows of k_row_bytes / v_row_bytes
     std::vector<float> k_deq, v_deq;    // [n_ctx][n_head_kv * head_dim], as the cache decodes
 };
 
-// A cache filled from random floats through quantize_row, with `pad` spare bytes per row.
-cache_fixture make_cache(tensor_type type, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, uint32_t seed,
-                         size_t pad = 0) {
-    cache_fixture c{type, n_ctx, n_head_kv, head_dim, 0, {}, {}, {}, {}};
+// A cache of K in k_type and V in v_type filled from random floats through quantize_row, with
+// `pad` spare bytes per row.
+cache_fixture make_cache(tensor_type k_type, tensor_type v_type, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim,
+                         uint32_t seed, size_t pad = 0) {
+    cache_fixture c{k_type, v_type, n_ctx, n_head_kv, head_dim, 0, 0, {}, {}, {}, {}};
     const int64_t width = n_head_kv * head_dim;
-    c.row_bytes = k::row_size(type, width) + pad;
-    c.k.assign(c.row_bytes * static_cast<size_t>(n_ctx), 0xCD);
-    c.v.assign(c.row_bytes * static_cast<size_t>(n_ctx), 0xCD);
+    c.k_row_bytes = k::row_size(k_type, width) + pad;
+    c.v_row_bytes = k::row_size(v_type, width) + pad;
+    c.k.assign(c.k_row_bytes * static_cast<size_t>(n_ctx), 0xCD);
+    c.v.assign(c.v_row_bytes * static_cast<size_t>(n_ctx), 0xCD);
     c.k_deq.resize(static_cast<size_t>(n_ctx * width));
     c.v_deq.resize(static_cast<size_t>(n_ctx * width));
     std::mt19937 rng(seed);
@@ -39,13 +42,25 @@ cache_fixture make_cache(tensor_type type, int64_t n_ctx, int64_t n_head_kv, int
     for (int64_t p = 0; p < n_ctx; ++p) {
         for (int which = 0; which < 2; ++which) {
             for (auto & x : row) x = nd(rng);
+            const tensor_type type = which == 0 ? k_type : v_type;
+            const size_t row_bytes = which == 0 ? c.k_row_bytes : c.v_row_bytes;
             auto & bytes = which == 0 ? c.k : c.v;
             auto & deq = which == 0 ? c.k_deq : c.v_deq;
-            k::quantize_row(type, row.data(), bytes.data() + static_cast<size_t>(p) * c.row_bytes, width);
-            k::dequantize_row(type, bytes.data() + static_cast<size_t>(p) * c.row_bytes, deq.data() + p * width, width);
+            k::quantize_row(type, row.data(), bytes.data() + static_cast<size_t>(p) * row_bytes, width);
+            k::dequantize_row(type, bytes.data() + static_cast<size_t>(p) * row_bytes, deq.data() + p * width, width);
         }
     }
     return c;
+}
+
+// K and V of one type.
+cache_fixture make_cache(tensor_type type, int64_t n_ctx, int64_t n_head_kv, int64_t head_dim, uint32_t seed,
+                         size_t pad = 0) {
+    return make_cache(type, type, n_ctx, n_head_kv, head_dim, seed, pad);
+}
+
+k::kv_view view(const cache_fixture & c) {
+    return {{c.k_type, c.k.data(), c.k_row_bytes}, {c.v_type, c.v.data(), c.v_row_bytes}};
 }
 
 std::vector<float> random_q(int64_t n_tokens, int64_t n_head, int64_t head_dim, uint32_t seed) {
@@ -63,7 +78,7 @@ float round_f16(float x) {
     return x;
 }
 
-// Straightforward attention in double over the dequantized cache. An f16 cache with head_dim a
+// Straightforward attention in double over the dequantized cache. An f16 K with head_dim a
 // multiple of 64 follows llama.cpp (attention.h): the queries and the softmax weights are
 // rounded to f16 on the way, and so they are here.
 // kv_start (empty: 0) is each token's first visible position, for a sliding window.
@@ -71,7 +86,7 @@ std::vector<double> reference(const cache_fixture & c, const std::vector<float> 
                               const std::vector<int32_t> & n_kv, int64_t n_head, float scale,
                               const std::vector<int32_t> & kv_start = {}) {
     const int64_t D = c.head_dim, width = c.n_head_kv * D, group = n_head / c.n_head_kv;
-    const bool f16_roundings = c.type == tensor_type::f16 && D % 64 == 0;
+    const bool f16_roundings = c.k_type == tensor_type::f16 && D % 64 == 0;
     auto q = q_in;
     if (f16_roundings)
         for (auto & x : q) x = round_f16(x);
@@ -105,7 +120,7 @@ std::vector<float> run_attention(const cache_fixture & c, const std::vector<floa
                                  const std::vector<int32_t> & kv_start = {}) {
     k::thread_pool pool(n_threads);
     std::vector<float> out(q.size(), std::nanf(""));
-    const k::kv_view kv{c.type, c.k.data(), c.v.data(), c.row_bytes};
+    const k::kv_view kv = view(c);
     k::attention(q.data(), n_tokens, n_kv.data(), kv, n_head, c.n_head_kv, c.head_dim, scale, out.data(), pool,
                  kv_start.empty() ? nullptr : kv_start.data());
     return out;
@@ -121,7 +136,7 @@ std::vector<int32_t> causal(int64_t n_tokens, int32_t n_past) {
 // Float rounding; where the reference rounds the softmax weights to f16 as llama.cpp does, the
 // kernel's weight (exp to within 2 ulp) can round to the neighbouring f16 value (2^-11 apart).
 double tolerance(const cache_fixture & c) {
-    return c.type == tensor_type::f16 && c.head_dim % 64 == 0 ? 2e-4 : 1e-5;
+    return c.k_type == tensor_type::f16 && c.head_dim % 64 == 0 ? 2e-4 : 1e-5;
 }
 
 // got equals want[0, got.size()) bitwise, or (close) within float rounding.
@@ -154,6 +169,29 @@ TEST_CASE("attention matches a double reference on the dequantized cache, every 
         INFO("i " << i << " got " << got[i] << " want " << want[i]);
         REQUIRE(std::fabs(got[i] - want[i]) <= tolerance(c) * (1.0 + std::fabs(want[i])));
     }
+}
+
+TEST_CASE("attention with K and V of different types matches the reference, on both paths", "[kernels][attention]") {
+    // An f16 K takes llama.cpp's path whatever V is; any other K the online one.
+    const auto [k_type, v_type] = GENERATE(std::pair{tensor_type::f16, tensor_type::q8_0}, std::pair{tensor_type::f16, tensor_type::q4_0},
+                                           std::pair{tensor_type::f16, tensor_type::f32}, std::pair{tensor_type::q8_0, tensor_type::f16},
+                                           std::pair{tensor_type::f32, tensor_type::q8_0}, std::pair{tensor_type::q8_0, tensor_type::q4_0});
+    const int64_t n_tokens = GENERATE(1, 5, 33);
+    const int32_t n_past = GENERATE(0, 300);
+    const int64_t head_dim = 64, n_head_kv = 2, n_head = 6;
+    INFO("K " << k::tensor_type_info(k_type).name << " V " << k::tensor_type_info(v_type).name << " n_tokens " << n_tokens
+              << " n_past " << n_past);
+    const auto n_kv = causal(n_tokens, n_past);
+    const auto c = make_cache(k_type, v_type, n_past + n_tokens, n_head_kv, head_dim, 97, /*pad=*/4);
+    const auto q = random_q(n_tokens, n_head, head_dim, 101);
+    const auto got = run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 2);
+    const auto want = reference(c, q, n_tokens, n_kv, n_head, 0.125f);
+    for (size_t i = 0; i < got.size(); ++i) {
+        INFO("i " << i << " got " << got[i] << " want " << want[i]);
+        REQUIRE(std::fabs(got[i] - want[i]) <= tolerance(c) * (1.0 + std::fabs(want[i])));
+    }
+    // Bitwise the same on another thread count, as with one type.
+    REQUIRE(std::memcmp(got.data(), run_attention(c, q, n_tokens, n_kv, n_head, 0.125f, 3).data(), got.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("attention with a sliding window matches the reference over each token's window", "[kernels][attention]") {
@@ -259,7 +297,7 @@ TEST_CASE("attention in step order: each token of a batch gets a lone token's bi
     k::thread_pool pool(2);
     std::vector<float> batch(q.size(), std::nanf(""));
     const auto mask = causal(n_tokens, static_cast<int32_t>(n_past));
-    const k::kv_view kv{c.type, c.k.data(), c.v.data(), c.row_bytes};
+    const k::kv_view kv = view(c);
     k::attention(q.data(), n_tokens, mask.data(), kv, n_head, c.n_head_kv, c.head_dim, 0.125f, batch.data(), pool,
                  nullptr, /*step_order=*/true);
     for (int64_t t = 0; t < n_tokens; ++t) {

@@ -4,7 +4,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-export type CacheType = 'f16' | 'q8_0' | 'q4_0';
+// The daemon's --cache-type: one type for K and V, or a K/V pair.
+export const cacheTypes = ['f16', 'q8_0', 'q4_0', 'f16/q8_0', 'f16/q4_0'] as const;
+export type CacheType = typeof cacheTypes[number];
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'off';
 
 export interface Settings {
@@ -27,7 +29,7 @@ export const defaults: Settings = {
     maxLines: 8,
     daemonPath: 'hearth',
     modelPath: '',
-    cacheType: 'q8_0',
+    cacheType: 'f16',   // the daemon's own default (left at it, nothing is passed)
     kvBudgetMiB: 0,
     logLevel: 'info',
     logFile: '',
@@ -51,7 +53,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
         maxLines: pick('maxLines', (v) => isNum(v) && (v as number) >= 1),
         daemonPath: pick('daemonPath', (v) => isStr(v) && (v as string).length > 0),
         modelPath: pick('modelPath', isStr),
-        cacheType: pick('cacheType', (v) => v === 'f16' || v === 'q8_0' || v === 'q4_0'),
+        cacheType: pick('cacheType', (v) => (cacheTypes as readonly unknown[]).includes(v)),
         kvBudgetMiB: pick('kvBudgetMiB', isNum),
         logLevel: pick('logLevel', (v) => ['trace', 'debug', 'info', 'warn', 'error', 'off'].includes(v as string)),
         logFile: pick('logFile', isStr),

@@ -12,6 +12,17 @@ test('missing settings take the defaults', () => {
     assert.deepEqual(lspArgs(from({})), { args: ['lsp'], dropped: [] });
 });
 
+test("the settings' declared defaults are the ones the extension uses, and the cache type is the daemon's own", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
+    const declared = pkg.contributes.configuration.properties;
+    for (const key of ['debounceMs', 'maxLines', 'daemonPath', 'modelPath', 'cacheType', 'kvBudgetMiB', 'logLevel', 'logFile'] as const)
+        assert.deepEqual(declared[`hearth.${key}`].default, defaults[key], `hearth.${key}`);
+    // Left at its default, no --cache-type is passed: the daemon then runs its own default, f16.
+    assert.equal(defaults.cacheType, 'f16');
+    for (const t of declared['hearth.cacheType'].enum) assert.equal(from({ cacheType: t }).cacheType, t, `${t} is read back`);
+    assert.ok(declared['hearth.cacheType'].enum.includes('f16/q8_0'), 'a K/V pair is offered');
+});
+
 test('wrongly typed settings fall back to the defaults, one by one', () => {
     const s = from({ debounceMs: 'fast', maxLines: 0, cacheType: 'q5_k', logLevel: 'loud', daemonPath: '', extraArgs: [1], kvBudgetMiB: -3 });
     assert.deepEqual(s, defaults);
@@ -49,7 +60,7 @@ Options:
     const known = helpFlags(help);
     assert.ok(known.has('--model') && known.has('--no-start') && known.has('--start-timeout-ms') && known.has('--help'));
     assert.ok(!known.has('--cache-type'));
-    const s = from({ modelPath: '/m.gguf', cacheType: 'f16', kvBudgetMiB: 64 });
+    const s = from({ modelPath: '/m.gguf', cacheType: 'q8_0', kvBudgetMiB: 64 });
     const r = lspArgs(s, known);
     assert.deepEqual(r.args, ['lsp', '--model', '/m.gguf']);
     assert.equal(r.dropped.length, 2);

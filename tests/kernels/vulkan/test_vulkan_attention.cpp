@@ -75,8 +75,9 @@ TEST_CASE("vulkan attention over an f16 cache matches the CPU", "[kernels][vulka
     const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     std::vector<float> want(q.size());
     k::thread_pool pool(1);
-    k::attention(q.data(), c.n_tokens, n_kv.data(), {tensor_type::f16, kc.data(), vc.data(), row_bytes}, c.n_head,
-                 c.n_head_kv, c.head_dim, scale, want.data(), pool, c.window ? kv_start.data() : nullptr);
+    const k::kv_view cache{{tensor_type::f16, kc.data(), row_bytes}, {tensor_type::f16, vc.data(), row_bytes}};
+    k::attention(q.data(), c.n_tokens, n_kv.data(), cache, c.n_head, c.n_head_kv, c.head_dim, scale, want.data(), pool,
+                 c.window ? kv_start.data() : nullptr);
     for (auto & td : kv::test::test_devices()) {
         INFO("tokens " << c.n_tokens << " past " << c.n_past << " heads " << c.n_head << "/" << c.n_head_kv
                        << " head_dim " << c.head_dim << " window " << c.window << " " << td.label);
