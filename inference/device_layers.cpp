@@ -80,7 +80,10 @@ public:
 
     const std::string & describe() const override { return describe_; }
     int32_t first_layer() const override { return first_; }
-    bool takes_cache(const kv_types & t) const override { return t == kv_types(tensor_type::f16); }
+    bool takes_cache(const kv_types & t) const override {
+        const int64_t n_embd_kv = model_.hp().n_embd_kv();
+        return ops_->takes_cache(t.k, n_embd_kv) && ops_->takes_cache(t.v, n_embd_kv);
+    }
     status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
                        kv_cache & cache) override;
 
@@ -247,10 +250,11 @@ status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
         o.rope(*q_, *pos_, n, hp.n_head, hp.head_dim, rope);
         o.rope(*k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
         const device_buffer & k_rows = kv.rows(il, kv_half::k), & v_rows = kv.rows(il, kv_half::v);
-        o.kv_append_f16(*k_, k_rows, pos0, n, n_embd_kv);
-        o.kv_append_f16(*v_, v_rows, pos0, n, n_embd_kv);
-        o.attention_f16(*q_, k_rows, v_rows, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_, *attn_,
-                        {n, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx, hp.kq_scale});
+        const kv_types & types = cache.types();
+        o.kv_append(types.k, *k_, k_rows, pos0, n, n_embd_kv);
+        o.kv_append(types.v, *v_, v_rows, pos0, n, n_embd_kv);
+        o.attention(types.k, types.v, *q_, k_rows, v_rows, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_,
+                    *attn_, {n, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx, hp.kq_scale});
         products(*attn_, n_q, {{&d.wo, cur_.get()}});
         o.add(*x_, *cur_, *x_, n * n_embd, n * n_embd);
         // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))

@@ -2,8 +2,9 @@
 // once over kernels/device_ops.h (the backends: vulkan_layers.h, cuda_layers.h). The offloaded
 // layers' weights are uploaded once; each batch's layers are queued and waited for once; each
 // kv_cache's rows of these layers live on the device (kv_device_rows), written there by
-// kv_append_f16 (the CPU's f16 rounding bit for bit), so only the hidden state crosses per batch.
-// Runs llama-style layers (RMS norm, SwiGLU, optional Q/K/V biases) over an f16 cache.
+// kv_append (the bytes the CPU's quantize_row writes), so only the hidden state crosses per batch.
+// Runs llama-style layers (RMS norm, SwiGLU, optional Q/K/V biases) over a cache whose K and V
+// types the backend takes (device_ops::takes_cache: Vulkan f16, q8_0, q4_0; CUDA f16).
 // Thread-safety: owned by the engine.
 #pragma once
 

@@ -42,7 +42,7 @@ struct offload_room {
     int32_t n_ctx = 0;                                        // positions per KV cache
     int32_t n_slots = 1;                                      // KV caches of n_ctx positions
     int32_t n_batch = 256;                                    // tokens per batch (the compute buffers)
-    kv_types cache_types;                                     // of those caches
+    kv_types cache_types = kernels::tensor_type::f16;         // of those caches
 };
 
 // The plan: layers [first_layer(), n_layer) on the device and the device memory they take.

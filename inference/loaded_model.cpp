@@ -42,8 +42,8 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
         const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_types};
         auto dev = make_layer_device(lm->model_, *gpu, room);
         if (dev && !dev->device->takes_cache(*cache_types))
-            dev = fail("the GPU layers need an f16 KV cache, K and V (q8_0 and q4_0 caches on the device are not "
-                       "supported yet); --cache-type ", kv_types_name(*cache_types), " runs on the CPU");
+            dev = fail(dev->device->describe(), " cannot hold a KV cache of ", kv_types_name(*cache_types),
+                       " for this model (Vulkan takes f16, q8_0 and q4_0, CUDA f16); the layers run on the CPU");
         if (dev) {
             lm->engine_->set_layer_device(std::move(dev->device));
             lm->offload_ = std::move(dev->plan);

@@ -90,12 +90,17 @@ public:
     virtual void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n,
                      int64_t n_b) = 0;
 
-    // Rows src[t] (f32) into an f16 cache at positions first_pos + t, rounded as quantize_row(f16).
-    virtual void kv_append_f16(const device_buffer & src, const device_buffer & cache, int32_t first_pos,
-                               int64_t n_tokens, int64_t n_embd_kv) = 0;
-    virtual void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
-                               const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
-                               const device_buffer & out, const attention_shape & shape) = 0;
+    // Whether the cache operations take K or V rows of n_embd_kv values in this type (a layer
+    // whose cache they do not take runs on the CPU).
+    virtual bool takes_cache(tensor_type t, int64_t n_embd_kv) const = 0;
+    // Rows src[t] (f32) into a cache of `type` at positions first_pos + t, the bytes quantize_row
+    // writes (rows of row_size(type, n_embd_kv) bytes).
+    virtual void kv_append(tensor_type type, const device_buffer & src, const device_buffer & cache, int32_t first_pos,
+                           int64_t n_tokens, int64_t n_embd_kv) = 0;
+    // attention() over K rows in k_type and V rows in v_type.
+    virtual void attention(tensor_type k_type, tensor_type v_type, const device_buffer & q, const device_buffer & k,
+                           const device_buffer & v, const device_buffer & n_kv, const device_buffer & kv_start,
+                           const device_buffer & scores, const device_buffer & out, const attention_shape & shape) = 0;
 
     // Runs everything queued and waits for it; the first error.
     virtual status finish() = 0;

@@ -58,14 +58,15 @@ public:
     void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
         vulkan::add(stream_, vk(a), vk(b), vk(y), n, n_b);
     }
-    void kv_append_f16(const device_buffer & src, const device_buffer & cache, int32_t first_pos, int64_t n_tokens,
-                       int64_t n_embd_kv) override {
-        vulkan::kv_append_f16(stream_, vk(src), vk(cache), first_pos, n_tokens, n_embd_kv);
+    bool takes_cache(tensor_type t, int64_t n_embd_kv) const override { return vulkan::supports_cache(t, n_embd_kv); }
+    void kv_append(tensor_type type, const device_buffer & src, const device_buffer & cache, int32_t first_pos,
+                   int64_t n_tokens, int64_t n_embd_kv) override {
+        vulkan::kv_append(stream_, type, vk(src), vk(cache), first_pos, n_tokens, n_embd_kv);
     }
-    void attention_f16(const device_buffer & q, const device_buffer & k, const device_buffer & v,
-                       const device_buffer & n_kv, const device_buffer & kv_start, const device_buffer & scores,
-                       const device_buffer & out, const attention_shape & sh) override {
-        vulkan::attention_f16(stream_, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out), sh);
+    void attention(tensor_type k_type, tensor_type v_type, const device_buffer & q, const device_buffer & k,
+                   const device_buffer & v, const device_buffer & n_kv, const device_buffer & kv_start,
+                   const device_buffer & scores, const device_buffer & out, const attention_shape & sh) override {
+        vulkan::attention(stream_, k_type, v_type, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out), sh);
     }
 
     status finish() override { return stream_.finish(); }

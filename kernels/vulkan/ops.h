@@ -64,15 +64,23 @@ void swiglu(stream & s, const buffer & gate, const buffer & up, const buffer & y
 // n_b (n a multiple of n_b). y may be a (in place).
 void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
 
-// Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache ([n_pos][n_embd_kv]) at positions
-// first_pos + t, rounded as quantize_row(f16) rounds. n_embd_kv even.
-void kv_append_f16(stream & s, const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens,
-                   int64_t n_embd_kv);
+// Whether kv_append and attention take a cache of this type for rows of n_embd_kv values: f16
+// (n_embd_kv even), q8_0 and q4_0 (an even number of 32-element blocks, so that each pair of
+// blocks is whole 32-bit words).
+bool supports_cache(tensor_type t, int64_t n_embd_kv);
 
-// attention() of kernels/attention.h over an f16 cache (K and V [n_pos][n_head_kv * head_dim]).
-// n_kv, kv_start: [n_tokens] int32; scores: scratch of n_tokens * n_head * n_ctx floats, where
-// n_ctx >= every n_kv[t]. head_dim <= 256.
-void attention_f16(stream & s, const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv,
-                   const buffer & kv_start, const buffer & scores, const buffer & out, const attention_shape & shape);
+// Rows src[t] ([n_tokens][n_embd_kv] f32) into a cache of `type` ([n_pos] rows of
+// row_size(type, n_embd_kv) bytes) at positions first_pos + t, the bytes kernels::quantize_row
+// writes. Precondition: supports_cache(type, n_embd_kv).
+void kv_append(stream & s, tensor_type type, const buffer & src, const buffer & cache, int32_t first_pos,
+               int64_t n_tokens, int64_t n_embd_kv);
+
+// attention() of kernels/attention.h over a cache of K in k_type and V in v_type (each
+// [n_pos][n_head_kv * head_dim] in its type, as kv_append writes it). n_kv, kv_start:
+// [n_tokens] int32; scores: scratch of n_tokens * n_head * n_ctx floats, where n_ctx >= every
+// n_kv[t]. head_dim <= 256.
+void attention(stream & s, tensor_type k_type, tensor_type v_type, const buffer & q, const buffer & k,
+               const buffer & v, const buffer & n_kv, const buffer & kv_start, const buffer & scores,
+               const buffer & out, const attention_shape & shape);
 
 }  // namespace hearth::kernels::vulkan

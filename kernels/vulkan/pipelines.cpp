@@ -39,7 +39,17 @@ constexpr op_spec k_ops[] = {
     {"add", 3, sizeof(add_push), false},
     {"quantize_q8_0", 2, sizeof(quantize_push), false},
     {"kv_append_f16", 2, sizeof(kv_append_push), false},
-    {"attention_f16", 7, sizeof(attention_push), true},
+    {"kv_append_q8_0", 2, sizeof(kv_append_push), false},
+    {"kv_append_q4_0", 2, sizeof(kv_append_push), false},
+    {"attention_f16_f16", 7, sizeof(attention_push), true},
+    {"attention_f16_q8_0", 7, sizeof(attention_push), true},
+    {"attention_f16_q4_0", 7, sizeof(attention_push), true},
+    {"attention_q8_0_f16", 7, sizeof(attention_push), true},
+    {"attention_q8_0_q8_0", 7, sizeof(attention_push), true},
+    {"attention_q8_0_q4_0", 7, sizeof(attention_push), true},
+    {"attention_q4_0_f16", 7, sizeof(attention_push), true},
+    {"attention_q4_0_q8_0", 7, sizeof(attention_push), true},
+    {"attention_q4_0_q4_0", 7, sizeof(attention_push), true},
 };
 
 void destroy(VkDevice d, pipeline & p) {

@@ -243,7 +243,7 @@ TEST_CASE("engine service with gpu-layers all: the device's answer is the CPU's;
     CHECK(refused.backend.empty());
     CHECK(refused.n_layers == 0);
     CHECK(refused.gpu_layers == "all");
-    CHECK(refused.cpu_reason.find("the GPU layers need an f16 KV cache") != std::string::npos);
+    CHECK(refused.cpu_reason.find("cannot hold a KV cache of f32") != std::string::npos);
     auto cpu_f32 = service("f32", "0")->complete(r, {}, {});
     auto got_f32 = f32->complete(r, {}, {});
     REQUIRE(cpu_f32.has_value());
