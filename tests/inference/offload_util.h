@@ -46,15 +46,18 @@ inline std::unique_ptr<layer_device> device_or_skip(device_factory make, const c
 struct continuation {
     std::vector<int32_t> tokens;      // greedy, free-running
     std::vector<float> first_logits;  // after the prompt
+    // The cache after the prompt: the layers whose rows the host holds, and the device's bytes.
+    int32_t host_layers = 0, n_alloc = 0;
+    uint64_t device_bytes = 0;
 };
 
 inline continuation greedy(engine & eng, const std::vector<int32_t> & prompt, int n_gen,
-                           kernels::tensor_type cache_type = kernels::tensor_type::f16) {
-    sequence seq(eng.make_cache(cache_type, 512));
+                           const kv_types & cache_types = kernels::tensor_type::f16) {
+    sequence seq(eng.make_cache(cache_types, 512));
     std::vector<float> logits;
     REQUIRE(eng.eval(seq.cache, prompt, logits).has_value());
     seq.tokens = prompt;
-    continuation c{{}, logits};
+    continuation c{{}, logits, seq.cache.host_layers(), seq.cache.n_alloc(), seq.cache.device_bytes()};
     for (int i = 0; i < n_gen; ++i) {
         const int32_t tok = sampler::argmax(logits);
         c.tokens.push_back(tok);
