@@ -48,7 +48,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         int32_t threads = 0, n_predict = 16, ctx = 4096, chunk_min = completion_settings{}.chunk_reuse_min,
                 slots = completion_settings{}.slots_per_document;
         uint32_t prompt_budget_ms = completion_settings{}.prompt_budget_ms;
-        bool no_typed_ahead = false, no_prefetch = false, verbose = false, json = false;
+        bool no_typed_ahead = false, no_prefetch = false, window_grid = completion_settings{}.window_grid, verbose = false, json = false;
     };
     auto * f = new flags;
     cmd->add_option("files", f->files, "trace files (JSON lines)")->required();
@@ -64,6 +64,9 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
     cmd->add_option("--prompt-budget-ms", f->prompt_budget_ms,
                     "the daemon's prompt budget: a window that would take longer is shortened (0: never; the replays then "
                     "compare the same windows)")->capture_default_str();
+    cmd->add_option("--window-grid", f->window_grid,
+                    "window edges on a line grid (true) or exactly prefix-lines / suffix-lines around the cursor (false), "
+                    "as the daemon's completion.window-grid")->capture_default_str();
     cmd->add_flag("--no-typed-ahead", f->no_typed_ahead, "do not answer from the suggestion memory");
     cmd->add_flag("--no-prefetch", f->no_prefetch, "do not compute the completion after an accept in advance");
     cmd->add_flag("-v,--verbose", f->verbose, "print every completion");
@@ -89,6 +92,7 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
         full.settings.typed_ahead = !f->no_typed_ahead;
         full.settings.prefetch = !f->no_prefetch;
         full.settings.prompt_budget_ms = f->prompt_budget_ms;
+        full.settings.window_grid = f->window_grid;
         replay_options prefix_only = full;
         prefix_only.settings.chunk_reuse_min = 0;
         prefix_only.settings.typed_ahead = prefix_only.settings.prefetch = false;
@@ -139,7 +143,8 @@ void add_bench_trace_command(CLI::App & bench, cli_state & state) {
                     {"ttft_prefix_only_p90_ms", sb.p90}, {"ttft_cold_median_ms", sc.median}, {"ttft_cold_p90_ms", sc.p90},
                     {"ratio_median", ratio}, {"prefetches", a->prefetch_ms.size()}, {"prefetch_median_ms", prefetch_med},
                     {"same_text", same_a.first}, {"same_text_prefix_only", same_b.first}, {"comparable", same_a.second},
-                    {"chunk_min", f->chunk_min}, {"typed_ahead", full.settings.typed_ahead}, {"prefetch", full.settings.prefetch}});
+                    {"chunk_min", f->chunk_min}, {"window_grid", full.settings.window_grid},
+                    {"typed_ahead", full.settings.typed_ahead}, {"prefetch", full.settings.prefetch}});
             } else {
                 char ratio_text[16];
                 if (ratio >= 1000.0) std::snprintf(ratio_text, sizeof ratio_text, ">=1000x");

@@ -72,7 +72,8 @@ fim_request completion_pipeline::request_for(const completion_ask & a) const {
     req.chunk_reuse_min = settings_.chunk_reuse_min;
     req.slots_per_document = settings_.slots_per_document;
     req.extra_context = a.extra;
-    const fim_window w = cut_fim_window(a.text, a.cursor, settings_.prefix_lines, settings_.suffix_lines);
+    const fim_window w = cut_fim_window(a.text, a.cursor, settings_.prefix_lines, settings_.suffix_lines,
+                                        settings_.window_grid ? window_edges::grid : window_edges::exact);
     req.prefix = w.prefix;
     req.suffix = w.suffix;
     req.mode = detect_mode(a.text, a.cursor);

@@ -96,17 +96,18 @@ size_t fence_line(std::string_view s) {
 
 }  // namespace
 
-fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines) {
+fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines, window_edges edges) {
     cursor = std::min(cursor, text.size());
-    // The window's edges snap to multiples of half the window (a line-number grid), so while
-    // the cursor moves through a block of lines the prompt's head stays byte-identical and the
-    // KV cache keeps it; the window then holds prefix_lines to 1.5 x prefix_lines lines.
+    // On the grid the edges snap to multiples of half the window, so while the cursor moves
+    // through a block of lines the prompt's head stays byte-identical and the KV cache keeps it
+    // without chunk reuse; the window then holds prefix_lines to 1.5 x prefix_lines lines.
     const auto cursor_line = static_cast<int64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(cursor), '\n'));
-    const int64_t prefix_step = std::max(1, prefix_lines / 2);
+    const bool grid = edges == window_edges::grid;
+    const int64_t prefix_step = grid ? std::max(1, prefix_lines / 2) : 1;
     const int64_t first_line = std::max<int64_t>(0, cursor_line - prefix_lines) / prefix_step * prefix_step;
     size_t begin = line_start(text, cursor);
     for (int64_t l = cursor_line; l > first_line && begin > 0; --l) begin = line_start(text, begin - 1);
-    const int64_t suffix_step = std::max(1, suffix_lines / 2);
+    const int64_t suffix_step = grid ? std::max(1, suffix_lines / 2) : 1;
     const int64_t last_line = (cursor_line + suffix_lines + suffix_step - 1) / suffix_step * suffix_step;
     size_t end = line_end(text, cursor);
     for (int64_t l = cursor_line; l < last_line && end < text.size(); ++l) end = line_end(text, end + 1);

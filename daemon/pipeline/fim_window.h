@@ -2,7 +2,7 @@
 // and the model so they can be tested alone:
 //  - which part of the document goes into the fill-in-the-middle prompt: whole lines
 //    before the cursor line (prefix) and fewer whole lines after it (suffix), so the prompt
-//    moves by whole lines and its cached head survives keystrokes;
+//    moves by whole lines and the KV cache (exact prefix and moved chunks) serves it again;
 //  - whether the completion may span lines (multi_line) or ends at the line's end;
 //  - trimming a completion that only repeats what already follows the cursor.
 // Offsets are byte offsets into UTF-8 text. Thread-safety: pure functions.
@@ -21,9 +21,15 @@ struct fim_window {
     std::string suffix;   // from the cursor to the end of line (cursor line + suffix_lines), EOL included
 };
 
-// At least prefix_lines / suffix_lines lines, with the edges on a grid of half those counts
-// (see the .cpp), so consecutive keystrokes share the prompt's head.
-fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines);
+// How the window's edges are placed around the cursor line.
+enum class window_edges {
+    exact,  // exactly prefix_lines before and suffix_lines after (fewer at the document's ends)
+    grid,   // at least that many, the edges on a grid of half those counts (see the .cpp), so
+            // consecutive keystrokes share the prompt's head byte for byte
+};
+
+fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines,
+                          window_edges edges = window_edges::exact);
 
 // multi_line when the cursor ends its line's content (only closing brackets or spaces after
 // it) right after an opening bracket or a colon, or sits on a blank line inside a block

@@ -140,6 +140,7 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"debounce-ms", integer(F(completion.debounce_ms), 0, 10000)},
         {"prefix-lines", integer(F(completion.prefix_lines), 0, 100000)},
         {"suffix-lines", integer(F(completion.suffix_lines), 0, 100000)},
+        {"window-grid", boolean(F(completion.window_grid))},
         {"max-tokens", integer(F(completion.max_tokens), 1, 4096)},
         {"prompt-budget-ms", integer(F(completion.prompt_budget_ms), 0, 600000)},
         {"time-budget-ms", integer(F(completion.time_budget_ms), 1, 600000)},

@@ -36,6 +36,7 @@ struct completion_settings {
     uint32_t debounce_ms = 50;       // automatic triggers wait this long for the next keystroke
     int32_t prefix_lines = 64;       // whole lines before the cursor line in the FIM window
     int32_t suffix_lines = 16;       // whole lines after the cursor line
+    bool window_grid = false;        // window edges on a line grid (a stable head without chunk reuse) or exact
     int32_t max_tokens = 64;         // per candidate
     // Time budgets, each apart (docs/daemon.md): evaluating the prompt (a window that would
     // take longer at the measured speed is shortened), generating a candidate from its first

@@ -28,6 +28,35 @@ TEST_CASE("FIM window is cut in whole lines around the cursor", "[daemon][fim]")
     CHECK(none.suffix == "b\n");
 }
 
+TEST_CASE("FIM window edges: on a line grid the head stays put as the cursor moves; exact edges move with it", "[daemon][fim]") {
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "l" + std::to_string(i) + "\n";
+    const auto cursor_at_line = [&](int line) {
+        size_t p = 0;
+        for (int i = 0; i < line; ++i) p = text.find('\n', p) + 1;
+        return p;
+    };
+    const auto first_line = [](const fim_window & w) { return w.prefix.substr(0, w.prefix.find('\n')); };
+    const auto last_line = [](const fim_window & w) {
+        const std::string s = w.suffix.substr(0, w.suffix.size() - 1);
+        return s.substr(s.rfind('\n') + 1);
+    };
+    // 8 lines before, 4 after: the grid's steps are 4 and 2 lines.
+    for (int line : {20, 21, 22, 23}) {
+        const auto g = cut_fim_window(text, cursor_at_line(line), 8, 4, window_edges::grid);
+        CHECK(first_line(g) == "l12");
+        const auto e = cut_fim_window(text, cursor_at_line(line), 8, 4, window_edges::exact);
+        CHECK(first_line(e) == "l" + std::to_string(line - 8));
+        CHECK(last_line(e) == "l" + std::to_string(line + 4));
+    }
+    CHECK(last_line(cut_fim_window(text, cursor_at_line(21), 8, 4, window_edges::grid)) == "l26");
+    // At the document's start and end both take what there is.
+    const auto top = cut_fim_window(text, cursor_at_line(3), 8, 4, window_edges::exact);
+    CHECK(first_line(top) == "l0");
+    const auto bottom = cut_fim_window(text, cursor_at_line(38), 8, 4, window_edges::exact);
+    CHECK(bottom.suffix == "l38\nl39\n");
+}
+
 TEST_CASE("FIM window keeps multi-byte text intact and handles the edges", "[daemon][fim]") {
     auto [text, cur] = at_bar("// héllo wörld 🙂\nint x = |;");
     auto w = cut_fim_window(text, cur, 5, 5);
