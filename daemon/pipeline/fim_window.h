@@ -28,8 +28,8 @@ enum class window_edges {
             // consecutive keystrokes share the prompt's head byte for byte
 };
 
-fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines,
-                          window_edges edges = window_edges::exact);
+// The edges are the caller's choice (completion.window-grid), so its default lives in one place.
+fim_window cut_fim_window(std::string_view text, size_t cursor, int prefix_lines, int suffix_lines, window_edges edges);
 
 // multi_line when the cursor ends its line's content (only closing brackets or spaces after
 // it) right after an opening bracket or a colon, or sits on a blank line inside a block

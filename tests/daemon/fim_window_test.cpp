@@ -18,12 +18,12 @@ std::pair<std::string, size_t> at_bar(std::string s) {
 
 TEST_CASE("FIM window is cut in whole lines around the cursor", "[daemon][fim]") {
     auto [text, cur] = at_bar("l0\nl1\nl2\nl3 a|b\nl4\nl5\nl6\n");
-    auto w = cut_fim_window(text, cur, 2, 1);
+    auto w = cut_fim_window(text, cur, 2, 1, window_edges::exact);
     CHECK(w.prefix == "l1\nl2\nl3 a");
     CHECK(w.suffix == "b\nl4\n");
-    auto all = cut_fim_window(text, cur, 100, 100);
+    auto all = cut_fim_window(text, cur, 100, 100, window_edges::exact);
     CHECK(all.prefix + all.suffix == text);
-    auto none = cut_fim_window(text, cur, 0, 0);
+    auto none = cut_fim_window(text, cur, 0, 0, window_edges::exact);
     CHECK(none.prefix == "l3 a");
     CHECK(none.suffix == "b\n");
 }
@@ -59,13 +59,13 @@ TEST_CASE("FIM window edges: on a line grid the head stays put as the cursor mov
 
 TEST_CASE("FIM window keeps multi-byte text intact and handles the edges", "[daemon][fim]") {
     auto [text, cur] = at_bar("// héllo wörld 🙂\nint x = |;");
-    auto w = cut_fim_window(text, cur, 5, 5);
+    auto w = cut_fim_window(text, cur, 5, 5, window_edges::exact);
     CHECK(w.prefix == "// héllo wörld 🙂\nint x = ");
     CHECK(w.suffix == ";");
-    auto start = cut_fim_window("abc", 0, 3, 3);
+    auto start = cut_fim_window("abc", 0, 3, 3, window_edges::exact);
     CHECK(start.prefix.empty());
     CHECK(start.suffix == "abc");
-    auto past = cut_fim_window("abc", 99, 3, 3);
+    auto past = cut_fim_window("abc", 99, 3, 3, window_edges::exact);
     CHECK(past.prefix == "abc");
     CHECK(past.suffix.empty());
 }
