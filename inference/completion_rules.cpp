@@ -114,4 +114,13 @@ stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::str
     };
 }
 
+bool repeats_cursor_line(std::string_view prefix, std::string_view suffix, std::string_view completion) {
+    const auto rest = trim(current_line_tail(suffix));
+    if (!trim(current_line_head(prefix)).empty() || rest.empty()) return false;
+    const size_t start = completion.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos) return false;
+    const size_t end = std::min(completion.find('\n', start), completion.size());
+    return trim(completion.substr(start, end - start)) == rest;
+}
+
 }  // namespace hearth::inference

@@ -24,4 +24,9 @@ line_mode guess_line_mode(std::string_view prefix, std::string_view suffix);
 // The stop rule for generate(). prefix/suffix are the document text around the cursor.
 stop_rule make_completion_rule(line_mode mode, std::string_view prefix, std::string_view suffix);
 
+// With the cursor at the start of a line that has text: whether the completion's first line
+// with text is that line again. Such an answer adds nothing (the cleanup drops it): the model
+// wrote the line it expects after the hole, not the hole's own line.
+bool repeats_cursor_line(std::string_view prefix, std::string_view suffix, std::string_view completion);
+
 }  // namespace hearth::inference

@@ -87,6 +87,9 @@ struct fim_request {
     // KV slots the document may hold (one per place worked at in a long file; see
     // inference::session_cache::pick_slot).
     int32_t slots_per_document = 1;
+    // Single-line, at the start of a line that has text: a first candidate that only writes that
+    // line again is generated once more without the token that began the repeat.
+    bool retry_repeated_line = true;
 };
 
 struct generation_timings {
@@ -186,6 +189,7 @@ struct model_status {
     int32_t n_threads = 0;
     generation_timings last;       // the last finished call
     uint64_t windows_shortened = 0;    // completions whose window was shortened for the prompt budget
+    uint64_t repeats_retried = 0;      // first lines that repeated the cursor's line, asked again (fim_request)
     double prompt_tokens_per_s = 0;    // of the last call (0 if none)
     double generate_tokens_per_s = 0;  // of the last call (0 if none)
     engine_state engine;

@@ -3,6 +3,7 @@
 // rules of inline completion.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <mutex>
 #include <optional>
 
@@ -179,6 +180,14 @@ public:
             auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();
+            if (c == 0 && req.retry_repeated_line && mode == inference::line_mode::single_line &&
+                inference::repeats_cursor_line(req.prefix, req.suffix, gen->text)) {
+                auto again = retry_without_repeat(req, *prompt, **seq, *gen, params, stop);
+                if (!again) return again.error();
+                out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
+                out.timings.t_generate_ms += gen->t_ms;
+                if (*again) gen = std::move(**again);
+            }
             if (c == 0) extra_deadline = std::chrono::steady_clock::now() + req.time_budget;
             if (gen->finish == inference::finish_reason::time_cap)
                 spdlog::debug("completion {}: candidate {} cut unfinished by the {} ms cap after {} tokens", req.uri, c,
@@ -199,6 +208,42 @@ public:
                              [](const auto & a, const auto & b) { return a.mean_logprob > b.mean_logprob; });
         publish(out.timings);
         return out;
+    }
+
+    // The greedy line repeats the line after the cursor (inference::repeats_cursor_line), which
+    // the cleanup would drop, leaving nothing: the model's next choice at the token where the
+    // repeat began (after the indentation both share) is the answer instead, within what is left
+    // of the first's time. nullopt: no time left, or nothing but whitespace to go back to.
+    result<std::optional<inference::generation_result>> retry_without_repeat(
+        const fim_request & req, const std::vector<token_id> & prompt, inference::sequence & seq,
+        const inference::generation_result & first, inference::generation_params params, std::stop_token stop) {
+        const auto & voc = lm_->vocab();
+        size_t lead = 0;
+        std::string lead_text;
+        for (; lead < first.tokens.size(); ++lead) {
+            const std::string piece = voc.piece(first.tokens[lead]);
+            if (piece.find_first_not_of(" \t\r\n") != std::string::npos) break;
+            lead_text += piece;
+        }
+        const auto spent = std::chrono::milliseconds(static_cast<int64_t>(first.t_ms));
+        if (lead == first.tokens.size() || spent >= params.time_cap) return std::optional<inference::generation_result>{};
+        params.time_budget = std::max(std::chrono::milliseconds(1), params.time_budget - spent);
+        params.time_cap -= spent;
+        std::vector<token_id> head = prompt;
+        head.insert(head.end(), first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(lead));
+        std::vector<float> logits;
+        auto pf = inference::prefill(lm_->eng(), seq, head, logits, inference::prefill_options{true, req.chunk_reuse_min, stop});
+        if (!pf) return pf.error();
+        if (pf->stopped) return std::optional<inference::generation_result>{};
+        logits[static_cast<size_t>(first.tokens[lead])] = -std::numeric_limits<float>::infinity();
+        params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
+        auto gen = inference::generate(lm_->eng(), voc, seq, logits, params, stop);
+        if (!gen) return gen.error();
+        ++repeats_retried_;
+        spdlog::debug("completion {}: the line repeated the one after the cursor; again without '{}' after {} token(s): {} bytes",
+                      req.uri, voc.piece(first.tokens[lead]), lead, gen->text.size());
+        gen->text = lead_text + gen->text;
+        return std::optional<inference::generation_result>{std::move(*gen)};
     }
 
     result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override {
@@ -401,6 +446,7 @@ private:
         status_.slots_restored = st.n_restored;
         status_.slots_rejected = st.n_rejected;
         status_.windows_shortened = windows_shortened_;
+        status_.repeats_retried = repeats_retried_;
         status_.offload.kv_bytes = st.device_bytes;
         if (last) last_ = *last;
         status_.last = last_;
@@ -425,6 +471,7 @@ private:
     generation_timings last_;
     double ms_per_prompt_token_ = 0;   // measured (see measure_prompt_speed); 0: not yet
     uint64_t windows_shortened_ = 0;
+    uint64_t repeats_retried_ = 0;
     static constexpr int32_t k_min_measured_tokens = 32;
     mutable std::mutex status_mutex_;
     model_status status_;

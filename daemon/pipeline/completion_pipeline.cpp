@@ -71,6 +71,7 @@ fim_request completion_pipeline::request_for(const completion_ask & a) const {
     req.time_cap = std::chrono::milliseconds(settings_.time_cap_ms);
     req.chunk_reuse_min = settings_.chunk_reuse_min;
     req.slots_per_document = settings_.slots_per_document;
+    req.retry_repeated_line = settings_.retry_repeated_line;
     req.extra_context = a.extra;
     const fim_window w = cut_fim_window(a.text, a.cursor, settings_.prefix_lines, settings_.suffix_lines,
                                         settings_.window_grid ? window_edges::grid : window_edges::exact);

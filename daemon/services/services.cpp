@@ -90,6 +90,7 @@ lsp::status_result services::status() const {
         extra["lastCachedTokens"] = m.last.n_cached_tokens;
         extra["lastGeneratedTokens"] = m.last.n_generated;
         extra["promptWindowsShortened"] = m.windows_shortened;
+        extra["repeatedLinesRetried"] = m.repeats_retried;
         // Who computes: "local", or a remote engine and whether it answered the last request.
         const auto & e = m.engine;
         boost::json::object engine{{"kind", e.kind}, {"serving", e.serving}};

@@ -147,6 +147,7 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"multi-line-time-budget-ms", integer(F(completion.multi_line_time_budget_ms), 1, 600000)},
         {"time-cap-ms", integer(F(completion.time_cap_ms), 0, 600000)},
         {"invoked-candidates", integer(F(completion.invoked_candidates), 1, 8)},
+        {"retry-repeated-line", boolean(F(completion.retry_repeated_line))},
         {"chunk-reuse-min", integer(F(completion.chunk_reuse_min), 0, 1 << 20)},
         {"slots-per-document", integer(F(completion.slots_per_document), 1, 16)},
         {"extra-context-chunks", integer(F(completion.extra_context_chunks), 0, 64)},

@@ -47,6 +47,7 @@ struct completion_settings {
     uint32_t multi_line_time_budget_ms = 2000;
     uint32_t time_cap_ms = 4000;
     int32_t invoked_candidates = 3;  // candidates for an explicit (Invoked) request
+    bool retry_repeated_line = true; // a line that only repeats the one after the cursor is asked for again without it
     int32_t chunk_reuse_min = inference::k_default_chunk_min;   // reuse moved KV chunks of at least this many tokens; 0: exact prefix reuse only
     int32_t slots_per_document = 2;     // KV slots per document (places worked at in a long file)
     int32_t extra_context_chunks = 2;   // pieces of other files recently worked in, before the window; 0: none

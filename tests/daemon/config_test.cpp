@@ -29,6 +29,7 @@ chunk-reuse-min = 0
 typed-ahead = false
 prefetch = false
 window-grid = true
+retry-repeated-line = false
 prompt-budget-ms = 800
 time-budget-ms = 1500
 multi-line-time-budget-ms = 2500
@@ -53,6 +54,7 @@ max-tokens = 256
     CHECK_FALSE(c.completion.typed_ahead);
     CHECK_FALSE(c.completion.prefetch);
     CHECK(c.completion.window_grid);
+    CHECK_FALSE(c.completion.retry_repeated_line);
     CHECK(c.completion.prompt_budget_ms == 800);
     CHECK(c.completion.time_budget_ms == 1500);
     CHECK(c.completion.multi_line_time_budget_ms == 2500);

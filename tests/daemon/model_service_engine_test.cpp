@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "daemon/engine/model_service.h"
+#include "daemon/pipeline/fim_window.h"
 #include "tests/inference/python_util.h"
 
 using namespace hearth::daemon;
@@ -123,6 +124,43 @@ TEST_CASE("engine service: a spent budget finishes the line within reach", "[dae
     CHECK_FALSE(cut->candidates[0].text.empty());
     CHECK(want->candidates[0].text.starts_with(cut->candidates[0].text));
     CHECK(cut->timings.n_generated < want->timings.n_generated);
+}
+
+TEST_CASE("engine service: a line that repeats the one after the cursor is asked for again", "[daemon][engine]") {
+    auto svc = tiny_service();
+    fim_request r = story_request();
+    r.mode = completion_mode::single_line;
+    r.prefix = "Once upon a time, there was a little girl named Lily.\n";
+    auto plain = svc->complete(r, {}, {});
+    REQUIRE(plain.has_value());
+    REQUIRE(plain->candidates.size() == 1);
+    const std::string & said = plain->candidates[0].text;
+    const size_t from = said.find_first_not_of(" \n");
+    REQUIRE(from != std::string::npos);
+    const std::string line = said.substr(from, said.find('\n', from) - from);
+    REQUIRE_FALSE(line.empty());
+
+    // The cursor at the start of that very line (this model reads no suffix, so its greedy line
+    // is the same): the line again would be dropped by the cleanup, leaving nothing.
+    r.uri = "file:///repeat.txt";
+    r.suffix = line + "\nThe end.\n";
+    CHECK(trim_completion(said, r.prefix, r.suffix, r.mode).empty());
+    auto got = svc->complete(r, {}, {});
+    REQUIRE(got.has_value());
+    REQUIRE(got->candidates.size() == 1);
+    INFO("first " << said << ", again " << got->candidates[0].text);
+    CHECK(got->candidates[0].text != said);
+    CHECK_FALSE(trim_completion(got->candidates[0].text, r.prefix, r.suffix, r.mode).empty());
+    CHECK(svc->status().repeats_retried == 1);
+
+    // Switched off, the repeat comes back as the model wrote it.
+    r.uri = "file:///off.txt";
+    r.retry_repeated_line = false;
+    auto off = svc->complete(r, {}, {});
+    REQUIRE(off.has_value());
+    REQUIRE(off->candidates.size() == 1);
+    CHECK(off->candidates[0].text == said);
+    CHECK(svc->status().repeats_retried == 1);
 }
 
 TEST_CASE("engine service: a prompt over its budget is shortened, never the answer", "[daemon][engine]") {

@@ -58,3 +58,17 @@ TEST_CASE("the line mode follows the cursor's surroundings", "[inference][comple
     CHECK(guess_line_mode("x = foo(", "a, b)\n") == line_mode::single_line);
     CHECK(guess_line_mode("return ", "\n") == line_mode::single_line);
 }
+
+TEST_CASE("a line written at the start of a line is told apart from that line again", "[inference][completion]") {
+    const std::string prefix = "def f(x):\n    y = x\n";
+    const std::string suffix = "    return y\n";
+    CHECK(repeats_cursor_line(prefix, suffix, "    return y\n"));
+    CHECK(repeats_cursor_line(prefix, suffix, "return y"));           // the indentation does not matter
+    CHECK(repeats_cursor_line(prefix, suffix, "\n    return y\n"));   // nor blank lines before it
+    CHECK_FALSE(repeats_cursor_line(prefix, suffix, "    y += 1\n    return y\n"));
+    CHECK_FALSE(repeats_cursor_line(prefix, suffix, "    return"));   // not finished: not the same line
+    CHECK_FALSE(repeats_cursor_line(prefix, suffix, "   \n"));
+    // Only at the start of a line that has text: mid-line or on an empty line nothing repeats.
+    CHECK_FALSE(repeats_cursor_line(prefix + "    ret", "urn y\n", "urn y\n"));
+    CHECK_FALSE(repeats_cursor_line(prefix, "\n    return y\n", "    return y\n"));
+}
