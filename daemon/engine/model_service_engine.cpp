@@ -182,11 +182,13 @@ public:
             if (!gen) return gen.error();
             if (c == 0 && req.retry_repeated_line && mode == inference::line_mode::single_line &&
                 inference::repeats_cursor_line(req.prefix, req.suffix, gen->text)) {
-                auto again = retry_without_repeat(req, *prompt, **seq, *gen, params, stop);
+                auto again = retry_without_repeat(req, *prompt, **seq, *gen, params, stop, out.timings);
                 if (!again) return again.error();
-                out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
-                out.timings.t_generate_ms += gen->t_ms;
-                if (*again) gen = std::move(**again);
+                if (*again) {
+                    out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
+                    out.timings.t_generate_ms += gen->t_ms;
+                    gen = std::move(**again);
+                }
             }
             if (c == 0) extra_deadline = std::chrono::steady_clock::now() + req.time_budget;
             if (gen->finish == inference::finish_reason::time_cap)
@@ -216,7 +218,8 @@ public:
     // of the first's time. nullopt: no time left, or nothing but whitespace to go back to.
     result<std::optional<inference::generation_result>> retry_without_repeat(
         const fim_request & req, const std::vector<token_id> & prompt, inference::sequence & seq,
-        const inference::generation_result & first, inference::generation_params params, std::stop_token stop) {
+        const inference::generation_result & first, inference::generation_params params, std::stop_token stop,
+        generation_timings & timings) {
         const auto & voc = lm_->vocab();
         size_t lead = 0;
         std::string lead_text;
@@ -229,11 +232,14 @@ public:
         if (lead == first.tokens.size() || spent >= params.time_cap) return std::optional<inference::generation_result>{};
         params.time_budget = std::max(std::chrono::milliseconds(1), params.time_budget - spent);
         params.time_cap -= spent;
+        params.n_predict -= static_cast<int32_t>(lead);   // the sequence was sized for the first
         std::vector<token_id> head = prompt;
         head.insert(head.end(), first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(lead));
         std::vector<float> logits;
         auto pf = inference::prefill(lm_->eng(), seq, head, logits, inference::prefill_options{true, req.chunk_reuse_min, stop});
         if (!pf) return pf.error();
+        sessions_.record(*pf);
+        timings.t_prompt_ms += pf->t_ms;
         if (pf->stopped) return std::optional<inference::generation_result>{};
         logits[static_cast<size_t>(first.tokens[lead])] = -std::numeric_limits<float>::infinity();
         params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);

@@ -2,6 +2,7 @@
 // cache): what complete() samples, and how its time budgets end a candidate; and chat() on a
 // DeepSeek-R1-style model (tests/python/write_arch_models.py) with its reasoning filtered.
 #include <chrono>
+#include <stop_token>
 #include <string>
 #include <thread>
 
@@ -161,6 +162,38 @@ TEST_CASE("engine service: a line that repeats the one after the cursor is asked
     REQUIRE(off->candidates.size() == 1);
     CHECK(off->candidates[0].text == said);
     CHECK(svc->status().repeats_retried == 1);
+}
+
+TEST_CASE("engine service: a retry that does not happen counts the first line's tokens once", "[daemon][engine]") {
+    auto svc = tiny_service();
+    fim_request r = story_request();
+    r.mode = completion_mode::single_line;
+    r.prefix = "Once upon a time, there was a little girl named Lily.\n";
+    auto plain = svc->complete(r, {}, {});
+    REQUIRE(plain.has_value());
+    REQUIRE(plain->candidates.size() == 1);
+    const std::string & said = plain->candidates[0].text;
+    const size_t from = said.find_first_not_of(" \n");
+    REQUIRE(from != std::string::npos);
+    const std::string line = said.substr(from, said.find('\n', from) - from);
+    REQUIRE_FALSE(line.empty());
+
+    // Cancelled once the repeat is written: the retry's prefill sees the stop and declines.
+    r.uri = "file:///declined.txt";
+    r.suffix = line + "\nThe end.\n";
+    std::stop_source cancel;
+    std::string written;
+    int pieces = 0;
+    auto got = svc->complete(r, cancel.get_token(), [&](std::string_view piece) {
+        ++pieces;
+        written += piece;
+        if (written.find(line) != std::string::npos) cancel.request_stop();
+    });
+    REQUIRE(got.has_value());
+    INFO("written " << written << " in " << pieces << " pieces");
+    REQUIRE(written.find(line) != std::string::npos);
+    CHECK(svc->status().repeats_retried == 0);
+    CHECK(got->timings.n_generated == pieces);
 }
 
 TEST_CASE("engine service: a prompt over its budget is shortened, never the answer", "[daemon][engine]") {
