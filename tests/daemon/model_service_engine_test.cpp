@@ -77,6 +77,27 @@ namespace {
 piece_callback sleeping(std::chrono::milliseconds per_piece) {
     return [per_piece](std::string_view) { std::this_thread::sleep_for(per_piece); };
 }
+// A single-line request after a story's first line, and the greedy line the model writes there.
+struct story_line {
+    fim_request request;
+    std::string said;   // the answer as it came
+    std::string line;   // its first line with text
+};
+
+story_line greedy_story_line(model_service & svc) {
+    story_line out{story_request(), {}, {}};
+    out.request.mode = completion_mode::single_line;
+    out.request.prefix = "Once upon a time, there was a little girl named Lily.\n";
+    auto plain = svc.complete(out.request, {}, {});
+    REQUIRE(plain.has_value());
+    REQUIRE(plain->candidates.size() == 1);
+    out.said = plain->candidates[0].text;
+    const size_t from = out.said.find_first_not_of(" \n");
+    REQUIRE(from != std::string::npos);
+    out.line = out.said.substr(from, out.said.find('\n', from) - from);
+    REQUIRE_FALSE(out.line.empty());
+    return out;
+}
 }  // namespace
 
 TEST_CASE("engine service: K and V in caches of different types, as asked and as reported", "[daemon][engine]") {
@@ -129,17 +150,7 @@ TEST_CASE("engine service: a spent budget finishes the line within reach", "[dae
 
 TEST_CASE("engine service: a line that repeats the one after the cursor is asked for again", "[daemon][engine]") {
     auto svc = tiny_service();
-    fim_request r = story_request();
-    r.mode = completion_mode::single_line;
-    r.prefix = "Once upon a time, there was a little girl named Lily.\n";
-    auto plain = svc->complete(r, {}, {});
-    REQUIRE(plain.has_value());
-    REQUIRE(plain->candidates.size() == 1);
-    const std::string & said = plain->candidates[0].text;
-    const size_t from = said.find_first_not_of(" \n");
-    REQUIRE(from != std::string::npos);
-    const std::string line = said.substr(from, said.find('\n', from) - from);
-    REQUIRE_FALSE(line.empty());
+    auto [r, said, line] = greedy_story_line(*svc);
 
     // The cursor at the start of that very line (this model reads no suffix, so its greedy line
     // is the same): the line again would be dropped by the cleanup, leaving nothing.
@@ -166,17 +177,7 @@ TEST_CASE("engine service: a line that repeats the one after the cursor is asked
 
 TEST_CASE("engine service: a retry that does not happen counts the first line's tokens once", "[daemon][engine]") {
     auto svc = tiny_service();
-    fim_request r = story_request();
-    r.mode = completion_mode::single_line;
-    r.prefix = "Once upon a time, there was a little girl named Lily.\n";
-    auto plain = svc->complete(r, {}, {});
-    REQUIRE(plain.has_value());
-    REQUIRE(plain->candidates.size() == 1);
-    const std::string & said = plain->candidates[0].text;
-    const size_t from = said.find_first_not_of(" \n");
-    REQUIRE(from != std::string::npos);
-    const std::string line = said.substr(from, said.find('\n', from) - from);
-    REQUIRE_FALSE(line.empty());
+    auto [r, said, line] = greedy_story_line(*svc);
 
     // Cancelled once the repeat is written: the retry's prefill sees the stop and declines.
     r.uri = "file:///declined.txt";
