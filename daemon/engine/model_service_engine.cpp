@@ -215,7 +215,7 @@ public:
     // The greedy line repeats the line after the cursor (inference::repeats_cursor_line), which
     // the cleanup would drop, leaving nothing: the model's next choice at the token where the
     // repeat began (after the indentation both share) is the answer instead, within what is left
-    // of the first's time. nullopt: no time left, or nothing but whitespace to go back to.
+    // of the first's time. nullopt: no time left, nothing but whitespace to go back to, or a stop.
     result<std::optional<inference::generation_result>> retry_without_repeat(
         const fim_request & req, const std::vector<token_id> & prompt, inference::sequence & seq,
         const inference::generation_result & first, inference::generation_params params, std::stop_token stop,

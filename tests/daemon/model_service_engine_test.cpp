@@ -77,6 +77,7 @@ namespace {
 piece_callback sleeping(std::chrono::milliseconds per_piece) {
     return [per_piece](std::string_view) { std::this_thread::sleep_for(per_piece); };
 }
+
 // A single-line request after a story's first line, and the greedy line the model writes there.
 struct story_line {
     fim_request request;
