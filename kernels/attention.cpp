@@ -27,6 +27,11 @@ constexpr int64_t k_segment = 256;
 // tokens' segments in turn. Either way the same merges in the same order: same results, on
 // any pool.
 constexpr int64_t k_min_tasks = 16;
+// Positions per chunk of an f16 cache (attend_task_f16): K or V of a chunk converted to f32
+// (256 x head_dim floats, 128 KiB at head_dim 128) stays in L2 while every query head of the
+// group and every token of the task passes over it. The whole visible range converted at once
+// (4 MiB at 4096 positions) was streamed back from L3 by each query head.
+constexpr int64_t k_chunk_f16 = 256;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -46,13 +51,15 @@ struct task_shape {
 };
 
 // Per-thread buffers, grown as needed and kept for the thread's life.
+// attend_task_f16 uses them as: k, v [k_chunk_f16][head_dim]; scores [rows][positions]; state
+// [rows][head_dim] (the queries in f16); lanes [rows][n_lanes][head_dim].
 struct thread_scratch {
     std::vector<float> k, v;        // [k_chunk][head_dim] dequantized slices
     std::vector<float> scores;      // [k_chunk]
     std::vector<float> state;       // [k_tokens_per_task * group][head_dim + 2]
     std::vector<float> segment;     // the same, for one segment (merged into state)
     std::vector<uint16_t> half;     // f16 rows (attend_task_f16)
-    std::vector<float> lanes;       // [n_lanes][head_dim] (attend_task_f16)
+    std::vector<float> lanes;       // (attend_task_f16)
 };
 
 thread_scratch & local_scratch() {
@@ -199,49 +206,73 @@ void attend_task_f16(const float * q, const int32_t * n_kv, const kv_view & kv, 
     const cpu::quantize_row_fn quant = qk[tensor_type::f16].quantize_row;
     const int64_t D = s.head_dim;
     const size_t k_offset = row_size(tensor_type::f16, g * D), v_offset = row_size(kv.v.type, g * D);
+    // Rows: (token, query head of the group), r = (t - t0) * group + j.
+    const int64_t n_rows = (t1 - t0) * s.group;
     int64_t p_end = 0;
     for (int64_t t = t0; t < t1; ++t) p_end = std::max<int64_t>(p_end, n_kv[t]);
-    sc.k.resize(static_cast<size_t>(p_end * D));
-    sc.v.resize(static_cast<size_t>(p_end * D));
-    for (int64_t p = 0; p < p_end; ++p) {
-        deq(slice(kv.k, k_offset, p), sc.k.data() + p * D, D);
-        deq_v(slice(kv.v, v_offset, p), sc.v.data() + p * D, D);
-    }
-    sc.scores.resize(static_cast<size_t>(p_end));
+    sc.k.resize(static_cast<size_t>(k_chunk_f16 * D));
+    sc.v.resize(static_cast<size_t>(k_chunk_f16 * D));
+    sc.scores.resize(static_cast<size_t>(n_rows * p_end));
     sc.half.resize(static_cast<size_t>(std::max(p_end, D)));
-    sc.lanes.resize(static_cast<size_t>(n_lanes * D));
-    sc.state.resize(static_cast<size_t>(D));
-    float * const qh16 = sc.state.data();   // the query rounded to f16, as ggml converts it
-    float * const scores = sc.scores.data();
-    float * const lanes = sc.lanes.data();
-    for (int64_t t = t0; t < t1; ++t) {
-        const int64_t n = n_kv[t];
-        for (int64_t j = 0; j < s.group; ++j) {
-            const int64_t h = g * s.group + j;
-            float * o = out + (t * s.n_head + h) * D;
-            if (n <= 0) {
-                std::fill(o, o + D, 0.0f);
-                continue;
-            }
-            quant(q + (t * s.n_head + h) * D, sc.half.data(), D);
-            deq(sc.half.data(), qh16, D);
-            vk.dot_lanes_rows(qh16, sc.k.data(), D, n, D, n_lanes, scores);
-            // Positions before the window are llama.cpp's masked ones: -inf, whose exp adds 0.
-            const int64_t start = s.kv_start ? std::min<int64_t>(s.kv_start[t], n) : 0;
-            std::fill(scores, scores + start, -INFINITY);
-            float m = -INFINITY;
-            for (int64_t p = start; p < n; ++p) {
-                scores[p] *= s.scale;
-                m = scores[p] > m ? scores[p] : m;
-            }
-            const double sum = vk.exp_sum16(scores, m, scores, n);
-            vk.scale(scores, static_cast<float>(1.0 / sum), n);
-            quant(scores, sc.half.data(), n);
-            deq(sc.half.data(), scores, n);
-            std::fill(lanes, lanes + n_lanes * D, 0.0f);
-            vk.lane_axpy(scores, sc.v.data(), D, n, D, n_lanes, lanes);
-            simd::fold_lane_rows(lanes, n_lanes, D, o);
+    sc.lanes.resize(static_cast<size_t>(n_rows * n_lanes * D));
+    sc.state.resize(static_cast<size_t>(n_rows * D));
+    const auto row_n = [&](int64_t r) { return static_cast<int64_t>(n_kv[t0 + r / s.group]); };
+    const auto row_head = [&](int64_t r) { return g * s.group + r % s.group; };
+    const auto scores = [&](int64_t r) { return sc.scores.data() + r * p_end; };
+    const auto lanes = [&](int64_t r) { return sc.lanes.data() + r * n_lanes * D; };
+    const auto qh16 = [&](int64_t r) { return sc.state.data() + r * D; };   // the query rounded to f16, as ggml converts it
+    for (int64_t r = 0; r < n_rows; ++r) {
+        quant(q + ((t0 + r / s.group) * s.n_head + row_head(r)) * D, sc.half.data(), D);
+        deq(sc.half.data(), qh16(r), D);
+    }
+    // Scores, a chunk of K at a time, converted once for every row: each score is its own
+    // position's dot product, so the chunks change no bit.
+    for (int64_t c0 = 0; c0 < p_end; c0 += k_chunk_f16) {
+        const int64_t nc = std::min(k_chunk_f16, p_end - c0);
+        vk.f16_rows_to_f32(slice(kv.k, k_offset, c0), kv.k.row_bytes, nc, D, sc.k.data());
+        for (int64_t r = 0; r < n_rows; ++r) {
+            const int64_t n_here = std::min(row_n(r), c0 + nc) - c0;
+            if (n_here > 0) vk.dot_lanes_rows(qh16(r), sc.k.data(), D, n_here, D, n_lanes, scores(r) + c0);
         }
+    }
+    // The softmax of each row over all its positions, as before.
+    for (int64_t r = 0; r < n_rows; ++r) {
+        const int64_t n = row_n(r);
+        if (n <= 0) continue;
+        float * w = scores(r);
+        // Positions before the window are llama.cpp's masked ones: -inf, whose exp adds 0.
+        const int64_t start = s.kv_start ? std::min<int64_t>(s.kv_start[t0 + r / s.group], n) : 0;
+        std::fill(w, w + start, -INFINITY);
+        float m = -INFINITY;
+        for (int64_t p = start; p < n; ++p) {
+            w[p] *= s.scale;
+            m = w[p] > m ? w[p] : m;
+        }
+        const double sum = vk.exp_sum16(w, m, w, n);
+        vk.scale(w, static_cast<float>(1.0 / sum), n);
+        quant(w, sc.half.data(), n);
+        deq(sc.half.data(), w, n);
+    }
+    // The weighted sums of V, a chunk at a time: a lane takes its positions in order whatever
+    // the chunks, as chunks start at multiples of n_lanes.
+    static_assert(k_chunk_f16 % 64 == 0);
+    std::fill(sc.lanes.begin(), sc.lanes.end(), 0.0f);
+    for (int64_t c0 = 0; c0 < p_end; c0 += k_chunk_f16) {
+        const int64_t nc = std::min(k_chunk_f16, p_end - c0);
+        if (kv.v.type == tensor_type::f16) vk.f16_rows_to_f32(slice(kv.v, v_offset, c0), kv.v.row_bytes, nc, D, sc.v.data());
+        else
+            for (int64_t i = 0; i < nc; ++i) deq_v(slice(kv.v, v_offset, c0 + i), sc.v.data() + i * D, D);
+        // The group's heads of a token see the same positions: one call for them all.
+        for (int64_t r = 0; r < n_rows; r += s.group) {
+            const int64_t n_here = std::min(row_n(r), c0 + nc) - c0;
+            if (n_here > 0)
+                vk.lane_axpy(scores(r) + c0, p_end, sc.v.data(), D, n_here, D, n_lanes, lanes(r), n_lanes * D, s.group);
+        }
+    }
+    for (int64_t r = 0; r < n_rows; ++r) {
+        float * o = out + ((t0 + r / s.group) * s.n_head + row_head(r)) * D;
+        if (row_n(r) <= 0) std::fill(o, o + D, 0.0f);
+        else simd::fold_lane_rows(lanes(r), n_lanes, D, o);
     }
 }
 

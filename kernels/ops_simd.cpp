@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/fp16.h"
+
 namespace hearth::kernels::simd {
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -98,13 +100,15 @@ void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride,
     }
 }
 
-void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
-                        float * lanes) {
-    for (int64_t i = 0; i < n_rows; ++i) {
-        float * lane = lanes + (i % n_lanes) * d;
-        const float * vi = v + i * v_stride;
-        for (int64_t j = 0; j < d; ++j) lane[j] = std::fma(p[i], vi[j], lane[j]);
-    }
+void lane_axpy_portable(const float * p, int64_t p_stride, const float * v, int64_t v_stride, int64_t n_rows,
+                        int64_t d, int n_lanes, float * lanes, int64_t lanes_stride, int64_t n_sets) {
+    for (int64_t s = 0; s < n_sets; ++s)
+        for (int64_t i = 0; i < n_rows; ++i) {
+            float * lane = lanes + s * lanes_stride + (i % n_lanes) * d;
+            const float * vi = v + i * v_stride;
+            const float w = p[s * p_stride + i];
+            for (int64_t j = 0; j < d; ++j) lane[j] = std::fma(w, vi[j], lane[j]);
+        }
 }
 
 namespace {
@@ -163,13 +167,24 @@ void rotate_pairs_portable(float * a, float * b, const float * c, const float * 
     for (int64_t i = 0; i < n; ++i) rotate_pair(a[i], b[i], c[i], s[i]);
 }
 
+void f16_rows_to_f32_portable(const void * src, size_t src_stride, int64_t n_rows, int64_t d, float * dst) {
+    for (int64_t i = 0; i < n_rows; ++i) {
+        const auto * row = reinterpret_cast<const uint16_t *>(static_cast<const std::byte *>(src) + i * src_stride);
+        for (int64_t j = 0; j < d; ++j) {
+            const float x = fp16_to_fp32(row[j]);
+            // A NaN comes out quiet, as F16C's conversion makes it.
+            dst[i * d + j] = std::isnan(x) ? f32_from_bits(f32_bits(x) | 0x00400000u) : x;
+        }
+    }
+}
+
 namespace {
 
 constexpr f32_kernels k_portable{cpu::isa::scalar,     dot_portable,         axpy_portable,
                                  scale_portable,       exp_shifted_portable, silu_portable,
                                  swiglu_portable,      dot_rows_portable,    weighted_sum_portable,
                                  exp_sum16_portable,   dot_lanes_rows_portable, lane_axpy_portable,
-                                 rotate_pairs_portable};
+                                 rotate_pairs_portable, f16_rows_to_f32_portable};
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/cpu/dispatch.h"
@@ -45,12 +46,18 @@ struct f32_kernels {
     void (*dot_lanes_rows)(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
                            int n_lanes, float * out);
     // lanes[(i % n_lanes) * d + j] = fma(p[i], v[i][j], that) for rows i in order: the partial
-    // sums of the dot products of p with each column of v.
-    void (*lane_axpy)(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
-                      float * lanes);
+    // sums of the dot products of p with each column of v. For n_sets weight vectors over the
+    // same rows at once (the query heads of a KV head): set s takes p + s * p_stride and
+    // lanes + s * lanes_stride, each set's sums as a call of its own would make them.
+    void (*lane_axpy)(const float * p, int64_t p_stride, const float * v, int64_t v_stride, int64_t n_rows,
+                      int64_t d, int n_lanes, float * lanes, int64_t lanes_stride, int64_t n_sets);
     // RoPE's rotation of the pairs (a[i], b[i]) by the angles with cos c[i] and sin s[i], as
     // ggml's FMA build contracts it: a = fma(a, c, -(b * s)), b = fma(a, s, b * c).
     void (*rotate_pairs)(float * a, float * b, const float * c, const float * s, int64_t n);
+    // dst[i * d + j] = f16 element j of the row at src + i * src_stride bytes, for n_rows rows:
+    // attention's f16 cache, a chunk of positions at a time. Exact for every value but NaNs,
+    // which come out quiet (as F16C converts them; fp16_to_fp32 keeps a signalling NaN).
+    void (*f16_rows_to_f32)(const void * src, size_t src_stride, int64_t n_rows, int64_t d, float * dst);
 };
 
 // exp(x) as ggml_v_expf computes it in an AVX-512 build (the golden llama.cpp's): a degree-5
@@ -71,9 +78,10 @@ void fold_lane_rows(float * lanes, int n_lanes, int64_t d, float * out);
 double exp_sum16_portable(const float * x, float shift, float * y, int64_t n);
 void dot_lanes_rows_portable(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d,
                              int n_lanes, float * out);
-void lane_axpy_portable(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
-                        float * lanes);
+void lane_axpy_portable(const float * p, int64_t p_stride, const float * v, int64_t v_stride, int64_t n_rows,
+                        int64_t d, int n_lanes, float * lanes, int64_t lanes_stride, int64_t n_sets);
 void rotate_pairs_portable(float * a, float * b, const float * c, const float * s, int64_t n);
+void f16_rows_to_f32_portable(const void * src, size_t src_stride, int64_t n_rows, int64_t d, float * dst);
 
 // One pair of that rotation: ggml's x0*cos - x1*sin and x0*sin + x1*cos as its FMA build
 // contracts them (the first product fused, the second rounded): llama.cpp's RoPE to the bit.

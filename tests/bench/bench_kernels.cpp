@@ -235,10 +235,21 @@ void BM_matvec_busy_neighbour(benchmark::State & state) {
     run_matvec(state, t, static_cast<int>(state.range(1)));
 }
 
-// Attention of n_tokens queries over n_kv cached positions with a 0.5B-class shape (14 query
-// heads, 2 KV heads, head_dim 64): a decode step (1 token) or a prefill batch (causal).
-void run_attention(benchmark::State & state, tensor_type t, int64_t n_tokens, int32_t n_kv, int n_threads) {
-    const int64_t n_head = 14, n_head_kv = 2, head_dim = 64, width = n_head_kv * head_dim;
+// Query heads, KV heads and head_dim of one layer, and the model's layers.
+struct attention_shape {
+    int64_t n_head, n_head_kv, head_dim, n_layer;
+};
+constexpr attention_shape k_shape_05b{14, 2, 64, 1};     // the default 0.5B model, one layer
+constexpr attention_shape k_shape_15b{12, 2, 128, 28};   // the 1.5B model, every layer
+
+// Attention of n_tokens queries over n_kv cached positions: a decode step (1 token) or a
+// prefill batch (causal, its last token seeing all n_kv). With n_layer > 1 each iteration
+// takes the next layer's cache (copies of one at other addresses), so that the cache comes
+// from memory as in a forward pass, not from the L3 that one layer's fits in.
+void run_attention(benchmark::State & state, tensor_type t, attention_shape shape, int64_t n_tokens, int32_t n_kv,
+                   int n_threads) {
+    const int64_t n_head = shape.n_head, n_head_kv = shape.n_head_kv, head_dim = shape.head_dim;
+    const int64_t width = n_head_kv * head_dim;
     const size_t row_bytes = k::row_size(t, width);
     std::vector<uint8_t> kc(row_bytes * static_cast<size_t>(n_kv)), vc(kc.size());
     std::vector<float> row(static_cast<size_t>(width));
@@ -254,10 +265,13 @@ void run_attention(benchmark::State & state, tensor_type t, int64_t n_tokens, in
     for (auto & v : q) v = nd(rng);
     std::vector<int32_t> n_kv_t(static_cast<size_t>(n_tokens));
     for (int64_t i = 0; i < n_tokens; ++i) n_kv_t[static_cast<size_t>(i)] = n_kv - static_cast<int32_t>(n_tokens - 1 - i);
-    const k::kv_view kv{{t, kc.data(), row_bytes}, {t, vc.data(), row_bytes}};
+    std::vector<std::vector<uint8_t>> layers_k(static_cast<size_t>(shape.n_layer), kc), layers_v(layers_k.size(), vc);
     auto & pool = pool_of(n_threads);
     const double cpu0 = process_cpu_s();
+    size_t layer = 0;
     for (auto _ : state) {
+        const k::kv_view kv{{t, layers_k[layer].data(), row_bytes}, {t, layers_v[layer].data(), row_bytes}};
+        layer = (layer + 1) % layers_k.size();
         k::attention(q.data(), n_tokens, n_kv_t.data(), kv, n_head, n_head_kv, head_dim, 0.125f, out.data(), pool);
         benchmark::DoNotOptimize(out.data());
     }
@@ -311,10 +325,17 @@ const bool registered = [] {
     for (tensor_type t : {tensor_type::f16, tensor_type::q8_0, tensor_type::q4_0}) {
         const std::string name = k::tensor_type_info(t).name.data();
         benchmark::RegisterBenchmark(("attention_decode/" + name + "/n_kv:4096/threads:2").c_str(),
-                                     [t](benchmark::State & s) { run_attention(s, t, 1, 4096, 2); })
+                                     [t](benchmark::State & s) { run_attention(s, t, k_shape_05b, 1, 4096, 2); })
+            ->UseRealTime()->MinTime(1.0)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attention_decode/" + name + "/head_dim:128/n_kv:4096/layers:28/threads:2").c_str(),
+                                     [t](benchmark::State & s) { run_attention(s, t, k_shape_15b, 1, 4096, 2); })
             ->UseRealTime()->MinTime(1.0)->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("attention_prefill/" + name + "/tokens:512/threads:2").c_str(),
-                                     [t](benchmark::State & s) { run_attention(s, t, 512, 512, 2); })
+                                     [t](benchmark::State & s) { run_attention(s, t, k_shape_05b, 512, 512, 2); })
+            ->UseRealTime()->MinTime(1.0)->Unit(benchmark::kMillisecond);
+        // A prefill batch after 4096 cached positions (compare-llamacpp's pp512 at depth 4096).
+        benchmark::RegisterBenchmark(("attention_prefill/" + name + "/head_dim:128/tokens:512/n_kv:4608/layers:28/threads:2").c_str(),
+                                     [t](benchmark::State & s) { run_attention(s, t, k_shape_15b, 512, 4608, 2); })
             ->UseRealTime()->MinTime(1.0)->Unit(benchmark::kMillisecond);
     }
     return true;

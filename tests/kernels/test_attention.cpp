@@ -318,11 +318,14 @@ TEST_CASE("attention with a single visible position returns that position's V", 
 
 TEST_CASE("attention over an f16 cache follows llama.cpp's sums step by step, bit for bit", "[kernels][attention]") {
     // The order attention.h promises, written out plainly: ggml's mul_mat (tinyBLAS's 16 lanes
-    // for a batch, ggml_vec_dot_f16's 64 for one token), soft_max and mul_mat again.
+    // for a batch, ggml_vec_dot_f16's 64 for one token), soft_max and mul_mat again. 700
+    // positions span several of the chunks the cache is converted in, the last one partial.
     namespace simd = hearth::kernels::simd;
     const int64_t n_tokens = GENERATE(1, 3);
-    const int64_t head_dim = 64, n_head_kv = 2, group = 3, n_head = n_head_kv * group, width = n_head_kv * head_dim;
-    const int32_t n_past = 150;
+    const int64_t head_dim = GENERATE(64, 128);
+    const int32_t n_past = GENERATE(150, 700);
+    const int64_t n_head_kv = 2, group = 3, n_head = n_head_kv * group, width = n_head_kv * head_dim;
+    INFO("tokens " << n_tokens << " head_dim " << head_dim << " past " << n_past);
     const auto n_kv = causal(n_tokens, n_past);
     const auto c = make_cache(tensor_type::f16, n_past + n_tokens, n_head_kv, head_dim, 71);
     const auto q = random_q(n_tokens, n_head, head_dim, 73);

@@ -330,12 +330,40 @@ TEST_CASE("every ISA variant of the f32 vector primitives matches the portable o
                 ref.dot_lanes_rows(q.data(), kv.data(), stride, n, d, n_lanes, r2.data());
                 REQUIRE(std::memcmp(r1.data(), r2.data(), r1.size() * sizeof(float)) == 0);
                 for (int64_t dv : {int64_t{8}, int64_t{64}, int64_t{13}}) {
-                    const auto p = random_vec(static_cast<size_t>(n), 28);
-                    auto l1 = random_vec(static_cast<size_t>(n_lanes * dv), 29), l2 = l1;
-                    v.lane_axpy(p.data(), kv.data(), stride, n, dv, n_lanes, l1.data());
-                    ref.lane_axpy(p.data(), kv.data(), stride, n, dv, n_lanes, l2.data());
+                    // Three sets of weights, each set's lanes as a call of its own makes them.
+                    const int64_t n_sets = 3, p_stride = n + 2, lanes_stride = n_lanes * dv + 7;
+                    const auto p = random_vec(static_cast<size_t>(n_sets * p_stride), 28);
+                    auto l1 = random_vec(static_cast<size_t>(n_sets * lanes_stride), 29), l2 = l1, l3 = l1;
+                    v.lane_axpy(p.data(), p_stride, kv.data(), stride, n, dv, n_lanes, l1.data(), lanes_stride, n_sets);
+                    ref.lane_axpy(p.data(), p_stride, kv.data(), stride, n, dv, n_lanes, l2.data(), lanes_stride, n_sets);
                     REQUIRE(std::memcmp(l1.data(), l2.data(), l1.size() * sizeof(float)) == 0);
+                    for (int64_t set = 0; set < n_sets; ++set)
+                        v.lane_axpy(p.data() + set * p_stride, 0, kv.data(), stride, n, dv, n_lanes,
+                                    l3.data() + set * lanes_stride, 0, 1);
+                    REQUIRE(std::memcmp(l1.data(), l3.data(), l1.size() * sizeof(float)) == 0);
                 }
+            }
+
+            // f16 rows at a stride holding every kind of value (the odd step walks all 65536 patterns).
+            for (int64_t d : {int64_t{8}, int64_t{40}, int64_t{128}}) {
+                const size_t stride = static_cast<size_t>(d) * 2 + 6;
+                std::vector<uint8_t> rows(stride * static_cast<size_t>(n));
+                for (size_t b = 0; b + 1 < rows.size(); b += 2) {
+                    const auto h = static_cast<uint16_t>((b / 2) * 40503u + static_cast<size_t>(n) * 7u);
+                    std::memcpy(rows.data() + b, &h, 2);
+                }
+                std::vector<float> f1(static_cast<size_t>(n * d)), f2(f1.size());
+                v.f16_rows_to_f32(rows.data(), stride, n, d, f1.data());
+                ref.f16_rows_to_f32(rows.data(), stride, n, d, f2.data());
+                REQUIRE(std::memcmp(f1.data(), f2.data(), f1.size() * sizeof(float)) == 0);
+                for (int64_t i = 0; i < n; ++i)
+                    for (int64_t j = 0; j < d; ++j) {
+                        uint16_t h;
+                        std::memcpy(&h, rows.data() + static_cast<size_t>(i) * stride + static_cast<size_t>(j) * 2, 2);
+                        const float want = hearth::kernels::fp16_to_fp32(h);
+                        if (!std::isnan(want)) REQUIRE(std::memcmp(&f2[i * d + j], &want, sizeof want) == 0);
+                        else REQUIRE(std::isnan(f2[i * d + j]));
+                    }
             }
 
             {

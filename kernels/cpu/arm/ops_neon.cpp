@@ -157,7 +157,7 @@ const f32_kernels & f32_kernels_neon() {
                                    scale_neon,          exp_shifted_neon,   silu_neon,
                                    swiglu_neon,         dot_rows_neon,      weighted_sum_neon,
                                    exp_sum16_portable,  dot_lanes_rows_portable, lane_axpy_portable,
-                                   rotate_pairs_portable};
+                                   rotate_pairs_portable, f16_rows_to_f32_portable};
     return k;
 }
 

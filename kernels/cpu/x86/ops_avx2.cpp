@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstddef>
 
 #include "kernels/ops_simd.h"
 
@@ -289,17 +290,20 @@ inline void fold16_rows4(const __m256 lo[4], const __m256 hi[4], float * out) {
     _mm_storeu_ps(out, _mm_add_ps(_mm_add_ps(h[0], h[2]), _mm_add_ps(h[1], h[3])));
 }
 
-// 16 lanes, four rows at a time, folded together (fold16_rows4).
+// 16 lanes, four rows at a time, folded together (fold16_rows4). Each 16 floats of the query
+// are loaded once for the four rows (once per row before: head_dim 128, 512 tokens after 4096
+// positions, the scores were bound by the loads, two per fma).
 void dot16_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float * out) {
     int64_t i = 0;
     for (; i + 4 <= n_rows; i += 4) {
         __m256 lo[4], hi[4];
-        for (int row = 0; row < 4; ++row) {
-            const float * ki = k + (i + row) * k_stride;
-            lo[row] = hi[row] = _mm256_setzero_ps();
-            for (int64_t j = 0; j < d; j += 16) {
-                lo[row] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j), _mm256_loadu_ps(ki + j), lo[row]);
-                hi[row] = _mm256_fmadd_ps(_mm256_loadu_ps(q + j + 8), _mm256_loadu_ps(ki + j + 8), hi[row]);
+        for (int row = 0; row < 4; ++row) lo[row] = hi[row] = _mm256_setzero_ps();
+        for (int64_t j = 0; j < d; j += 16) {
+            const __m256 q_lo = _mm256_loadu_ps(q + j), q_hi = _mm256_loadu_ps(q + j + 8);
+            for (int row = 0; row < 4; ++row) {
+                const float * ki = k + (i + row) * k_stride + j;
+                lo[row] = _mm256_fmadd_ps(q_lo, _mm256_loadu_ps(ki), lo[row]);
+                hi[row] = _mm256_fmadd_ps(q_hi, _mm256_loadu_ps(ki + 8), hi[row]);
             }
         }
         fold16_rows4(lo, hi, out + i);
@@ -330,9 +334,45 @@ void dot16_d64_avx2(const float * q, const float * k, int64_t k_stride, int64_t 
     if (i < n_rows) dot_lanes_rows_avx2_n<2>(q, k + i * k_stride, k_stride, n_rows - i, 64, out + i);
 }
 
+// 64 lanes, four rows at a time: lane group a (8 floats) of a row sums q[64 c + 8 a ..] times
+// its row over the 64-float pieces c in order. The groups are taken in the pairs the fold adds
+// first, (0 + 4) + (2 + 6) and (1 + 5) + (3 + 7), so each row keeps two registers, and each
+// piece of the query is loaded once for the four rows (once per row before: a decode step's
+// scores were bound by the loads, two per fma).
+void dot64_rows4_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, float * out) {
+    int64_t i = 0;
+    for (; i + 4 <= n_rows; i += 4) {
+        const float * kr[4];
+        for (int r = 0; r < 4; ++r) kr[r] = k + (i + r) * k_stride;
+        // The lanes of group a of row r, summed over the pieces.
+        const auto group = [&](int a, __m256 * lanes) {
+            for (int r = 0; r < 4; ++r) lanes[r] = _mm256_setzero_ps();
+            for (int64_t c = 0; c < d; c += 64) {
+                const __m256 qa = _mm256_loadu_ps(q + c + 8 * a);
+                for (int r = 0; r < 4; ++r) lanes[r] = _mm256_fmadd_ps(qa, _mm256_loadu_ps(kr[r] + c + 8 * a), lanes[r]);
+            }
+        };
+        // Half h: (group h + group h + 4) + (group h + 2 + group h + 6).
+        const auto half = [&](int h, __m256 * sum) {
+            __m256 x[4], y[4];
+            group(h, x);
+            group(h + 4, y);
+            for (int r = 0; r < 4; ++r) sum[r] = _mm256_add_ps(x[r], y[r]);
+            group(h + 2, x);
+            group(h + 6, y);
+            for (int r = 0; r < 4; ++r) sum[r] = _mm256_add_ps(sum[r], _mm256_add_ps(x[r], y[r]));
+        };
+        __m256 lo[4], hi[4];
+        half(0, lo);
+        half(1, hi);
+        fold16_rows4(lo, hi, out + i);
+    }
+    if (i < n_rows) dot_lanes_rows_avx2_n<8>(q, k + i * k_stride, k_stride, n_rows - i, d, out + i);
+}
+
 void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int64_t n_rows, int64_t d, int n_lanes,
                          float * out) {
-    if (n_lanes == 64) dot_lanes_rows_avx2_n<8>(q, k, k_stride, n_rows, d, out);
+    if (n_lanes == 64) dot64_rows4_avx2(q, k, k_stride, n_rows, d, out);
     else if (d == 64) dot16_d64_avx2(q, k, k_stride, n_rows, out);
     else dot16_rows4_avx2(q, k, k_stride, n_rows, d, out);
 }
@@ -340,34 +380,40 @@ void dot_lanes_rows_avx2(const float * q, const float * k, int64_t k_stride, int
 // A lane takes its rows in order (l, l + n_lanes, ...). Blocks of 4 * n_lanes rows: each 8
 // columns of a lane stay in a register through the lane's four rows of the block, so a lane is
 // loaded and stored once per four rows (once per row before: attention_prefill/f16, 512
-// tokens, 2 threads 7.5-7.9 -> 7.2-7.4 ms); the rest row by row.
-void lane_axpy_avx2(const float * p, const float * v, int64_t v_stride, int64_t n_rows, int64_t d, int n_lanes,
-                    float * lanes) {
+// tokens, 2 threads 7.5-7.9 -> 7.2-7.4 ms); the rest row by row. The sets take a lane's four
+// rows in turn, so those rows of v come from L1 for every set but the first (each set over the
+// whole block read them from L2: the V half of a decode step's attention was bound by it).
+void lane_axpy_avx2(const float * p, int64_t p_stride, const float * v, int64_t v_stride, int64_t n_rows, int64_t d,
+                    int n_lanes, float * lanes, int64_t lanes_stride, int64_t n_sets) {
     if (d % 8 != 0) {
-        lane_axpy_portable(p, v, v_stride, n_rows, d, n_lanes, lanes);
+        lane_axpy_portable(p, p_stride, v, v_stride, n_rows, d, n_lanes, lanes, lanes_stride, n_sets);
         return;
     }
     constexpr int k_rows = 4;
     const int64_t block = k_rows * n_lanes;
     int64_t i0 = 0;
     for (; i0 + block <= n_rows; i0 += block)
-        for (int64_t l = 0; l < n_lanes; ++l) {
-            float * lane = lanes + l * d;
-            __m256 pi[k_rows];
-            for (int m = 0; m < k_rows; ++m) pi[m] = _mm256_set1_ps(p[i0 + l + m * n_lanes]);
-            for (int64_t j = 0; j < d; j += 8) {
-                __m256 acc = _mm256_loadu_ps(lane + j);
-                for (int m = 0; m < k_rows; ++m)
-                    acc = _mm256_fmadd_ps(pi[m], _mm256_loadu_ps(v + (i0 + l + m * n_lanes) * v_stride + j), acc);
-                _mm256_storeu_ps(lane + j, acc);
+        for (int64_t l = 0; l < n_lanes; ++l)
+            for (int64_t s = 0; s < n_sets; ++s) {
+                float * lane = lanes + s * lanes_stride + l * d;
+                const float * ps = p + s * p_stride;
+                __m256 pi[k_rows];
+                for (int m = 0; m < k_rows; ++m) pi[m] = _mm256_set1_ps(ps[i0 + l + m * n_lanes]);
+                for (int64_t j = 0; j < d; j += 8) {
+                    __m256 acc = _mm256_loadu_ps(lane + j);
+                    for (int m = 0; m < k_rows; ++m)
+                        acc = _mm256_fmadd_ps(pi[m], _mm256_loadu_ps(v + (i0 + l + m * n_lanes) * v_stride + j), acc);
+                    _mm256_storeu_ps(lane + j, acc);
+                }
             }
-        }
     for (int64_t i = i0; i < n_rows; ++i) {
-        float * lane = lanes + (i % n_lanes) * d;
         const float * vi = v + i * v_stride;
-        const __m256 pi = _mm256_set1_ps(p[i]);
-        for (int64_t j = 0; j < d; j += 8)
-            _mm256_storeu_ps(lane + j, _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + j), _mm256_loadu_ps(lane + j)));
+        for (int64_t s = 0; s < n_sets; ++s) {
+            float * lane = lanes + s * lanes_stride + (i % n_lanes) * d;
+            const __m256 pi = _mm256_set1_ps(p[s * p_stride + i]);
+            for (int64_t j = 0; j < d; j += 8)
+                _mm256_storeu_ps(lane + j, _mm256_fmadd_ps(pi, _mm256_loadu_ps(vi + j), _mm256_loadu_ps(lane + j)));
+        }
     }
 }
 
@@ -383,13 +429,27 @@ void rotate_pairs_avx2(float * a, float * b, const float * c, const float * s, i
     rotate_pairs_portable(a + i, b + i, c + i, s + i, n - i);
 }
 
+// F16C's conversion, 16 elements a step; the rows' tails as the portable version does them.
+void f16_rows_to_f32_avx2(const void * src, size_t src_stride, int64_t n_rows, int64_t d, float * dst) {
+    const int64_t d16 = d - d % 16;
+    for (int64_t i = 0; i < n_rows; ++i) {
+        const auto * row = reinterpret_cast<const uint16_t *>(static_cast<const std::byte *>(src) + i * src_stride);
+        float * out = dst + i * d;
+        for (int64_t j = 0; j < d16; j += 16) {
+            _mm256_storeu_ps(out + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + j))));
+            _mm256_storeu_ps(out + j + 8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(row + j + 8))));
+        }
+        if (d16 < d) f16_rows_to_f32_portable(row + d16, 0, 1, d - d16, out + d16);
+    }
+}
+
 }  // namespace
 
 const f32_kernels & f32_kernels_avx2() {
     static constexpr f32_kernels k{cpu::isa::avx2,  dot_avx2,        axpy_avx2,      scale_avx2,
                                    exp_shifted_avx2, silu_avx2,      swiglu_avx2,    dot_rows_avx2,
                                    weighted_sum_avx2, exp_sum16_avx2, dot_lanes_rows_avx2, lane_axpy_avx2,
-                                   rotate_pairs_avx2};
+                                   rotate_pairs_avx2, f16_rows_to_f32_avx2};
     return k;
 }
 
