@@ -112,8 +112,9 @@ message parse_message(std::string_view body, const parse_limits & limits) {
         if (!m->is_string()) {
             return invalid(reply_id, std::string("\"method\" must be a string, got ") + kind_name(m->kind()));
         }
+        // null is taken as absent: the spec types some params as void, and clients send null.
         json::value params(nullptr);
-        if (json::value * p = o.if_contains("params")) {
+        if (json::value * p = o.if_contains("params"); p && !p->is_null()) {
             if (!p->is_object() && !p->is_array()) {
                 return invalid(reply_id, std::string("\"params\" must be an object or an array, got ") +
                                              kind_name(p->kind()));

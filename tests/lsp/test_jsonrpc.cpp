@@ -43,6 +43,13 @@ TEST_CASE("jsonrpc: requests, notifications, responses", "[lsp][jsonrpc]") {
         CHECK(r.method == "shutdown");
         CHECK(r.params.is_null());
     }
+    SECTION("null params, as clients send for void params, are taken as absent") {
+        message m = parse_message(R"({"jsonrpc":"2.0","id":1,"method":"shutdown","params":null})");
+        REQUIRE(std::holds_alternative<request>(m));
+        CHECK(std::get<request>(m).params.is_null());
+        message n = parse_message(R"({"jsonrpc":"2.0","method":"exit","params":null})");
+        CHECK(std::holds_alternative<notification>(n));
+    }
     SECTION("request with string id and array params") {
         message m = parse_message(R"({"method":"m","params":[1,2],"id":"a-1","jsonrpc":"2.0"})");
         REQUIRE(std::holds_alternative<request>(m));
