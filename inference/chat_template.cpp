@@ -137,9 +137,8 @@ result<std::string> render_chat(chat_format f, const std::vector<chat_turn> & tu
     std::string out;
     switch (f) {
         case chat_format::chatml:
-            // Qwen2.5 templates add a default system message when none is given.
-            if (turns.front().role != "system")
-                out += "<|im_start|>system\nYou are a helpful coding assistant.<|im_end|>\n";
+            // No system turn, no system block: the caller chooses the system message (the
+            // daemon's [chat] system-prompt, "" for none; an HTTP client's messages as sent).
             for (const auto & turn : turns) out += "<|im_start|>" + turn.role + "\n" + turn.content + "<|im_end|>\n";
             out += "<|im_start|>assistant\n";
             break;
