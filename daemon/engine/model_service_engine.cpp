@@ -39,6 +39,14 @@ stop_reason to_stop_reason(inference::finish_reason r) {
     return stop_reason::end_of_generation;
 }
 
+// One generation's tokens, time and speculation figures added to a request's timings.
+void add_generation(generation_timings & t, const inference::generation_result & gen) {
+    t.n_generated += static_cast<int32_t>(gen.tokens.size());
+    t.t_generate_ms += gen.t_ms;
+    t.n_drafted += gen.speculation.n_drafted;
+    t.n_draft_accepted += gen.speculation.n_accepted;
+}
+
 // Drops whole lines from the far ends of the window until the prompt fits max_tokens:
 // prefix lines from the top, suffix lines from the bottom, keeping the prefix about 3x the
 // suffix (the text before the cursor says more about what comes next).
@@ -185,8 +193,7 @@ public:
                 auto again = retry_without_repeat(req, *prompt, **seq, *gen, params, stop, out.timings);
                 if (!again) return again.error();
                 if (*again) {
-                    out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
-                    out.timings.t_generate_ms += gen->t_ms;
+                    add_generation(out.timings, *gen);
                     gen = std::move(**again);
                 }
             }
@@ -194,8 +201,7 @@ public:
             if (gen->finish == inference::finish_reason::time_cap)
                 spdlog::debug("completion {}: candidate {} cut unfinished by the {} ms cap after {} tokens", req.uri, c,
                               params.time_cap.count(), gen->tokens.size());
-            out.timings.n_generated += static_cast<int32_t>(gen->tokens.size());
-            out.timings.t_generate_ms += gen->t_ms;
+            add_generation(out.timings, *gen);
             const bool duplicate = std::any_of(out.candidates.begin(), out.candidates.end(),
                                                [&](const auto & k) { return k.text == gen->text; });
             if (!duplicate && !gen->text.empty()) {
@@ -294,9 +300,8 @@ public:
         out.stop = to_stop_reason(gen->finish);
         out.timings.n_prompt_tokens = pf->n_prompt;
         out.timings.n_cached_tokens = pf->n_reused;
-        out.timings.n_generated = static_cast<int32_t>(gen->tokens.size());
         out.timings.t_prompt_ms = pf->t_ms;
-        out.timings.t_generate_ms = gen->t_ms;
+        add_generation(out.timings, *gen);
         publish(out.timings);
         return out;
     }
