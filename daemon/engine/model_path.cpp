@@ -8,17 +8,6 @@
 
 namespace hearth::daemon {
 
-const char * const k_default_model_file = "default.gguf";
-
-std::string default_model_path() {
-    namespace fs = std::filesystem;
-    fs::path cache;
-    if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) cache = xdg;
-    else if (const char * home = std::getenv("HOME"); home && *home) cache = fs::path(home) / ".cache";
-    if (cache.empty()) return {};
-    return (cache / "hearth" / "models" / k_default_model_file).string();
-}
-
 result<std::string> resolve_model_path(const std::string & explicit_path, const std::string & config_model,
                                        const std::string & config_file) {
     if (!explicit_path.empty()) return explicit_path;

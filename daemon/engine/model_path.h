@@ -10,15 +10,14 @@
 
 #include <string>
 
+#include "base/default_model.h"
 #include "base/result.h"
 
 namespace hearth::daemon {
 
-// The file name scripts/fetch-model gives the default model.
-extern const char * const k_default_model_file;
-
-// ${XDG_CACHE_HOME:-~/.cache}/hearth/models/default.gguf ("" when neither is set).
-std::string default_model_path();
+// The default model's place (base/default_model.h): the daemon's and the tests' one lookup.
+using hearth::default_model_path;
+using hearth::k_default_model_file;
 
 // The lookup with `config_model` already read from `config_file` ("" if it has none).
 // The error says every way to give a model and where the default one was looked for.

@@ -1,5 +1,6 @@
 // `hearth complete --speculate MODE --draft MODEL`: the speculation figures with -v, and clear
-// errors for a bad mode, a mode that needs a draft without one, and a draft of another vocabulary.
+// errors for a bad mode, a mode that needs a draft without one, and a draft of another vocabulary
+// (the default model's).
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "tests/daemon/hearth_process.h"
+#include "tests/default_model.h"
 
 using namespace hearth::daemon::testing;
 
@@ -57,10 +59,11 @@ TEST_CASE("hearth complete --speculate: the same text, the guesses reported; bad
     const auto no_draft = complete({"--speculate", "draft"});
     CHECK(no_draft.code == 1);
     CHECK(no_draft.err.find("needs a draft model") != std::string::npos);
-    const char * other = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (other && *other) {
-        const auto foreign = complete({"--draft", other});
-        CHECK(foreign.code == 1);
-        CHECK(foreign.err.find("a draft must share the vocabulary") != std::string::npos);
-    }
+}
+
+TEST_CASE("hearth complete --draft with another vocabulary is refused", "[daemon][binary][speculate][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(other);
+    const auto foreign = complete({"--draft", other});
+    CHECK(foreign.code == 1);
+    CHECK(foreign.err.find("a draft must share the vocabulary") != std::string::npos);
 }

@@ -24,13 +24,14 @@
 #include "inference/session_cache.h"
 #include "inference/slot_store.h"
 #include "tests/inference/golden_util.h"
+#include "tests/skip.h"
 
 namespace hearth::inference::testing {
 
 // make_vulkan_layers, make_cuda_layers or make_layer_device.
 using device_factory = result<std::unique_ptr<layer_device>> (*)(const model &, const gpu_layers &, int32_t);
 
-// The backend's device for m's last layers, or nullptr with a warning where none can run here. With
+// The backend's device for m's last layers, or nullptr with the case skipped where none can run here. With
 // HEARTH_CUDA_PRESENT=1 (scripts/gpu-check on a GPU machine) a missing device fails instead.
 inline std::unique_ptr<layer_device> device_or_skip(device_factory make, const char * backend, const model & m,
                                                     const gpu_layers & want, int32_t n_ctx = 512) {
@@ -39,7 +40,7 @@ inline std::unique_ptr<layer_device> device_or_skip(device_factory make, const c
     const char * present = std::getenv("HEARTH_CUDA_PRESENT");
     if (std::string(backend) == "CUDA" && present && std::string(present) == "1")
         FAIL("HEARTH_CUDA_PRESENT=1 but: " << d.message());
-    WARN("no " << backend << " offload here, the test did not run: " << d.message());
+    ::hearth::test::skip(std::string("no ") + backend + " offload here: " + d.message());
     return nullptr;
 }
 

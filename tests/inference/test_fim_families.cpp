@@ -17,6 +17,7 @@
 #include "inference/generate.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/tiny_engine.h"
+#include "tests/default_model.h"
 
 using namespace hearth;
 using namespace hearth::inference;
@@ -77,71 +78,72 @@ vocab codegemma_vocab() {
     return derived_spm({"<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|file_separator|>"}, {}, false);
 }
 
-const char * default_model() {
-    const char * m = std::getenv("HEARTH_DEFAULT_MODEL");
-    return m && *m && std::filesystem::exists(m) ? m : nullptr;
-}
-
-// The vocabulary a golden entry was made from; nullopt when it is not here (the default model).
-std::optional<vocab> golden_vocab(const std::string & name) {
+// The vocabulary a golden entry was made from, from the fixtures ("default-model" is the default model's).
+vocab golden_vocab(const std::string & name) {
     if (name == "starcoder") return open_vocab_file(k_fixtures + "/tokenizer/ggml-vocab-starcoder.gguf");
     if (name == "deepseek-coder") return open_vocab_file(k_fixtures + "/tokenizer/ggml-vocab-deepseek-coder.gguf");
     if (name == "llama-spm+codellama") return codellama_vocab();
-    if (name == "llama-spm+codegemma") return codegemma_vocab();
-    if (name == "default-model" && default_model()) return open_vocab_file(default_model());
-    return std::nullopt;
+    REQUIRE(name == "llama-spm+codegemma");
+    return codegemma_vocab();
 }
 
 std::vector<token_id> ids(const vocab & v, const std::string & text) { return v.tokenize(text, false, false); }
 
 void append(std::vector<token_id> & out, const std::vector<token_id> & more) { out.insert(out.end(), more.begin(), more.end()); }
 
-}  // namespace
-
-TEST_CASE("fim families: the prompt is llama.cpp's, token for token, for every family", "[inference][fim]") {
-    const auto golden = read_json_file(k_golden);
+// One golden entry: the family detected, its tokens, every case's prompt and the end tokens.
+void check_golden_family(const std::string & name, const boost::json::value & entry, const vocab & voc) {
+    INFO("vocabulary " << name);
     const std::map<std::string, fim_family> want_family{
         {"starcoder", fim_family::starcoder},         {"deepseek-coder", fim_family::deepseek},
         {"llama-spm+codellama", fim_family::codellama}, {"llama-spm+codegemma", fim_family::codegemma},
         {"default-model", fim_family::qwen}};
+    const fim_format f = detect_fim_format(voc);
+    CHECK(fim_family_name(f.family) == entry.at("family").as_string());
+    CHECK(f.family == want_family.at(std::string(name)));
+    CHECK(f.prefix == entry.at("fim").at("pre").to_number<int64_t>());
+    CHECK(f.suffix == entry.at("fim").at("suf").to_number<int64_t>());
+    CHECK(f.middle == entry.at("fim").at("mid").to_number<int64_t>());
+    CHECK(voc.add_bos() == entry.at("add_bos").as_bool());
+    for (const auto & c : entry.at("cases").as_array()) {
+        INFO("case " << c.at("name").as_string());
+        fim_input in;
+        in.prefix = std::string(c.at("prefix").as_string());
+        in.suffix = std::string(c.at("suffix").as_string());
+        auto prompt = build_fim_prompt(voc, in);
+        REQUIRE(prompt);
+        CHECK(*prompt == json_ids(c.at("prompt_tokens")));
+    }
+    // The family's end tokens: the ones the vocabulary has, and llama.cpp's end-of-generation
+    // verdict on each is ours too (where it says no, only the family's set stops a fill).
+    std::vector<token_id> want_ends;
+    for (const auto & e : entry.at("family_end_tokens").as_array()) {
+        const token_id id = token_id(e.at("id").to_number<int64_t>());
+        INFO("end token " << e.at("text").as_string());
+        want_ends.push_back(id);
+        CHECK(voc.is_eog(id) == e.at("llamacpp_is_eog").as_bool());
+    }
+    std::sort(want_ends.begin(), want_ends.end());
+    CHECK(fim_end_tokens(voc) == want_ends);
+}
+
+}  // namespace
+
+TEST_CASE("fim families: the prompt is llama.cpp's, token for token, for every family", "[inference][fim]") {
+    const auto golden = read_json_file(k_golden);
     int n_vocabs = 0;
     for (const auto & [name, entry] : golden.at("vocabs").as_object()) {
-        INFO("vocabulary " << name);
-        auto v = golden_vocab(std::string(name));
-        if (!v) {
-            WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping the golden FIM prompts of " << name);
-            continue;
-        }
+        if (name == "default-model") continue;   // the next case's
+        check_golden_family(std::string(name), entry, golden_vocab(std::string(name)));
         ++n_vocabs;
-        const fim_format f = detect_fim_format(*v);
-        CHECK(fim_family_name(f.family) == entry.at("family").as_string());
-        CHECK(f.family == want_family.at(std::string(name)));
-        CHECK(f.prefix == entry.at("fim").at("pre").to_number<int64_t>());
-        CHECK(f.suffix == entry.at("fim").at("suf").to_number<int64_t>());
-        CHECK(f.middle == entry.at("fim").at("mid").to_number<int64_t>());
-        CHECK(v->add_bos() == entry.at("add_bos").as_bool());
-        for (const auto & c : entry.at("cases").as_array()) {
-            INFO("case " << c.at("name").as_string());
-            fim_input in;
-            in.prefix = std::string(c.at("prefix").as_string());
-            in.suffix = std::string(c.at("suffix").as_string());
-            auto prompt = build_fim_prompt(*v, in);
-            REQUIRE(prompt);
-            CHECK(*prompt == json_ids(c.at("prompt_tokens")));
-        }
-        // The family's end tokens: the ones the vocabulary has, and llama.cpp's end-of-generation
-        // verdict on each is ours too (where it says no, only the family's set stops a fill).
-        std::vector<token_id> want_ends;
-        for (const auto & e : entry.at("family_end_tokens").as_array()) {
-            const token_id id = token_id(e.at("id").to_number<int64_t>());
-            INFO("end token " << e.at("text").as_string());
-            want_ends.push_back(id);
-            CHECK(v->is_eog(id) == e.at("llamacpp_is_eog").as_bool());
-        }
-        std::sort(want_ends.begin(), want_ends.end());
-        CHECK(fim_end_tokens(*v) == want_ends);
     }
-    CHECK(n_vocabs >= 4);
+    CHECK(n_vocabs == 4);
+}
+
+TEST_CASE("fim families: the default model's prompt is llama.cpp's, token for token", "[inference][fim][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
+    const auto golden = read_json_file(k_golden);
+    check_golden_family("default-model", golden.at("vocabs").at("default-model"), open_vocab_file(model));
 }
 
 TEST_CASE("fim families: detection says where the tokens came from", "[inference][fim]") {
@@ -202,12 +204,8 @@ TEST_CASE("fim families: StarCoder2's repository-level form names the file insid
     CHECK(fim_end_tokens(v) == std::vector<token_id>{0, 4, sep});
 }
 
-TEST_CASE("fim families: Qwen's repository-level form is unchanged", "[inference][fim]") {
-    const char * model = default_model();
-    if (!model) {
-        WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping Qwen's repository-level prompt");
-        return;
-    }
+TEST_CASE("fim families: Qwen's repository-level form is unchanged", "[inference][fim][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
     const vocab v = open_vocab_file(model);
     REQUIRE(detect_fim_format(v).family == fim_family::qwen);
     fim_input in;

@@ -21,6 +21,7 @@
 
 #include "inference/gguf/gguf_file.h"
 #include "tests/inference/python_util.h"
+#include "tests/default_model.h"
 
 namespace fs = std::filesystem;
 using namespace hearth::inference::gguf;
@@ -205,15 +206,13 @@ TEST_CASE("gguf: every fixture file reads as the gguf package reads it", "[infer
     }
 }
 
-TEST_CASE("gguf: downloaded models read as the gguf package reads them", "[inference][gguf][model]") {
+TEST_CASE("gguf: downloaded models read as the gguf package reads them", "[inference][gguf][default-model]") {
     // $HEARTH_MODEL, or every .gguf that scripts/fetch-model left in the models folder.
     std::vector<fs::path> models;
     if (const char * env = std::getenv("HEARTH_MODEL"); env && *env) {
         models.push_back(env);
     } else {
-        fs::path dir;
-        if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = fs::path(xdg) / "hearth" / "models";
-        else if (const char * home = std::getenv("HOME"); home && *home) dir = fs::path(home) / ".cache" / "hearth" / "models";
+        const fs::path dir = hearth::model_cache_dir();
         std::error_code ec;
         if (!dir.empty() && fs::is_directory(dir, ec))
             for (const auto & e : fs::directory_iterator(dir, ec))
@@ -225,10 +224,7 @@ TEST_CASE("gguf: downloaded models read as the gguf package reads them", "[infer
     }
     std::sort(models.begin(), models.end());
     models.erase(std::unique(models.begin(), models.end()), models.end());
-    if (models.empty()) {
-        WARN("no downloaded model (run scripts/fetch-model or set HEARTH_MODEL): skipped");
-        return;
-    }
+    if (models.empty()) HEARTH_SKIP("no downloaded model (run scripts/fetch-model or set HEARTH_MODEL)");
     temp_dir dir;
     std::string args = quoted(dir.path.string());
     for (const auto & p : models) {

@@ -20,6 +20,7 @@
 #include "tests/inference/gguf_writer.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/python_util.h"
+#include "tests/default_model.h"
 
 using namespace hearth;
 using namespace hearth::inference;
@@ -106,14 +107,6 @@ arch_result compare_with_llamacpp(const std::string & model_path, const boost::j
 }
 
 // $HEARTH_GEMMA3_MODEL, else where scripts/fetch-model puts it; empty when the file is absent.
-std::string gemma3_model_path() {
-    const char * name = "hearth/models/gemma-3-270m-q4_k_m.gguf";
-    fs::path p;
-    if (const char * env = std::getenv("HEARTH_GEMMA3_MODEL"); env && *env) p = env;
-    else if (const char * xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) p = fs::path(xdg) / name;
-    else if (const char * home = std::getenv("HOME"); home && *home) p = fs::path(home) / ".cache" / name;
-    return !p.empty() && fs::exists(p) ? p.string() : std::string();
-}
 
 }  // namespace
 
@@ -225,13 +218,9 @@ TEST_CASE("small models of each architecture and llama variant: greedy tokens id
     CHECK(n_files == 27);
 }
 
-TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cache", "[inference][golden][gemma3]") {
-    const std::string path = gemma3_model_path();
-    if (path.empty()) {
-        WARN("gemma-3-270m is not in the model cache: skipping its golden test "
-             "(scripts/fetch-model --model gemma-3-270m-q4_k_m fetches it)");
-        return;
-    }
+TEST_CASE("gemma-3-270m: greedy tokens identical to llama.cpp's with an f16 cache", "[inference][golden][gemma3][pinned-model]") {
+    const std::string path = hearth::test::pinned_model_file("gemma-3-270m-q4_k_m");
+    if (path.empty()) HEARTH_SKIP("gemma-3-270m is not in the model cache (scripts/fetch-model --model gemma-3-270m-q4_k_m)");
     const auto sum = run_completions_golden(
         path, std::string(HEARTH_SOURCE_DIR) + "/tests/golden/gemma-3-270m-q4_k_m/completions.json",
         kernels::tensor_type::f16);

@@ -206,10 +206,13 @@ TEST_CASE("chunk reuse moves rows to where a cold pass puts them (layer 0 depend
     // A rotation by delta after one by pos differs from one by pos + delta by float rounding
     // of the angles (about pos * ulp(1) rad at 400 positions); f16 storage adds its half-ulp twice.
     CHECK(worst_k <= (type == kernels::tensor_type::f32 ? 5e-5f : 2e-3f));
-    // The logits are those of a different context (the chunks kept their old one), close not equal.
+    // The logits are those of a different context (the chunks kept their old one), close not equal:
+    // measured 0.31 (f32 and f16 caches). Bounded at 0.5: the checks above see layer 0 only, and
+    // the later layers' rows re-rotated by a wrong delta (twice the shift) move the logits by 2.36.
     float worst_logit = 0;
     for (size_t i = 0; i < logits.size(); ++i) worst_logit = std::max(worst_logit, std::fabs(logits[i] - cold_logits[i]));
     WARN("chunk reuse, " << kernels::tensor_type_info(type).name << ": max |dlogit| vs cold " << worst_logit);
+    CHECK(worst_logit < 0.5f);
 }
 
 TEST_CASE("kv_shift on a q8_0/q4_0 cache: dequantize, rotate, requantize K; V moved as it is", "[inference][kv_shift]") {

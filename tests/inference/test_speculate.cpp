@@ -13,6 +13,7 @@
 #include "inference/speculate.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/tiny_engine.h"
+#include "tests/default_model.h"
 
 using namespace hearth;
 using namespace hearth::inference;
@@ -227,13 +228,9 @@ TEST_CASE("speculation: a stop during generation ends it cancelled, the sequence
     }
 }
 
-TEST_CASE("speculation: the draft's vocabulary must be the target's", "[inference][speculate]") {
+TEST_CASE("speculation: the draft's vocabulary must be the target's", "[inference][speculate][default-model]") {
     auto & t = tiny_model();
-    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!path || !*path) {
-        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
-        return;
-    }
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
     auto other = load_test_model(path);
     kernels::thread_pool pool(1);
     engine draft(other.mdl, pool);
@@ -247,11 +244,7 @@ TEST_CASE("speculation: the draft's vocabulary must be the target's", "[inferenc
 
 TEST_CASE("default model: lookup speculation keeps the golden prompts' greedy output bit for bit (f16 and q8_0 caches)",
           "[inference][speculate][default-model]") {
-    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!path || !*path) {
-        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
-        return;
-    }
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
     auto tm = load_test_model(path);
     kernels::thread_pool pool(2);
     engine eng(tm.mdl, pool, 512);
@@ -295,20 +288,13 @@ TEST_CASE("default model: lookup speculation keeps the golden prompts' greedy ou
 }
 
 TEST_CASE("pinned models: the 0.5B drafting for the 1.5B keeps greedy output bit for bit (f16 and q8_0)",
-          "[inference][speculate][default-model]") {
-    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!path || !*path) {
-        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
-        return;
-    }
-    const auto target_path = std::filesystem::path(path).parent_path() / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf";
-    if (!std::filesystem::exists(target_path)) {
-        WARN("skipping the 0.5B/1.5B draft test: " << target_path.string()
-                                                    << " is absent (scripts/fetch-model --model qwen2.5-coder-1.5b-instruct-q4_k_m)");
-        return;
-    }
+          "[inference][speculate][default-model][pinned-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
+    const std::string target_path = hearth::test::pinned_model_file("qwen2.5-coder-1.5b-instruct-q4_k_m");
+    if (target_path.empty())
+        HEARTH_SKIP("the 1.5B model is not in the model cache (scripts/fetch-model --model qwen2.5-coder-1.5b-instruct-q4_k_m)");
     auto dm = load_test_model(path);
-    auto tm = load_test_model(target_path.string());
+    auto tm = load_test_model(target_path);
     kernels::thread_pool pool(2);
     engine eng(tm.mdl, pool, 512), draft(dm.mdl, pool, 512);
     const auto golden = read_json_file(k_golden);

@@ -12,6 +12,7 @@
 
 #include "inference/gguf/gguf_file.h"
 #include "inference/tokenizer/vocab.h"
+#include "tests/default_model.h"
 
 using namespace hearth::inference;
 using namespace hearth::inference::tokenizer;
@@ -117,31 +118,17 @@ TEST_CASE("tokenizer golden: stories260K cases match llama.cpp", "[inference][to
     CHECK(ids.front() == 1);
 }
 
-TEST_CASE("tokenizer golden: qwen2 cases with the default model's vocabulary", "[inference][tokenizer]") {
-    const char * model = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!model || !*model || !std::filesystem::exists(model)) {
-        WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping the qwen2 tokenizer cases (run scripts/fetch-model)");
-        return;
-    }
+TEST_CASE("tokenizer golden: qwen2 cases with the default model's vocabulary", "[inference][tokenizer][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
     const vocab v = open_vocab(model);
-    if (v.pre() != "qwen2") {
-        WARN("default model's tokenizer.ggml.pre is '" << v.pre() << "', not qwen2: skipping the qwen2 cases");
-        return;
-    }
+    REQUIRE(v.pre() == "qwen2");   // the pinned default model is Qwen2.5-Coder
     check_cases(v, k_fixtures + "/tokenizer/ggml-vocab-qwen2.gguf", 46);
 }
 
-TEST_CASE("tokenizer: the default model's special ids (Qwen2.5-Coder)", "[inference][tokenizer]") {
-    const char * model = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!model || !*model || !std::filesystem::exists(model)) {
-        WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping the default model's special ids");
-        return;
-    }
+TEST_CASE("tokenizer: the default model's special ids (Qwen2.5-Coder)", "[inference][tokenizer][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
     const vocab v = open_vocab(model);
-    if (v.find_token("<|fim_prefix|>") == k_no_token) {
-        WARN("default model has no <|fim_prefix|> token: skipping the Qwen2.5-Coder checks");
-        return;
-    }
+    REQUIRE(v.find_token("<|fim_prefix|>") != k_no_token);
     CHECK(v.kind() == vocab_kind::bpe);
     CHECK(!v.add_bos());
     // No fim_*_token_id keys in the file: found by their texts, as llama.cpp does.

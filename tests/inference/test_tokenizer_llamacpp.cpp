@@ -18,6 +18,7 @@
 
 #include "inference/gguf/gguf_file.h"
 #include "inference/tokenizer/vocab.h"
+#include "tests/default_model.h"
 
 using namespace hearth::inference;
 using namespace hearth::inference::tokenizer;
@@ -82,18 +83,11 @@ struct golden_env {
     std::string sha;
 };
 
-// The model and its golden folder, or a reason to skip.
-std::optional<golden_env> find_golden() {
-    const char * model = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!model || !*model || !fs::exists(model)) {
-        WARN("HEARTH_DEFAULT_MODEL is not set or missing: skipping the llama.cpp tokenizer goldens");
-        return std::nullopt;
-    }
+// The default model's golden folder (tests/golden/<the model file's stem>/) and its SHA-256.
+golden_env find_golden(const std::string & model) {
     const fs::path dir = fs::path(HEARTH_SOURCE_DIR) / "tests" / "golden" / fs::path(model).stem();
-    if (!fs::exists(dir / "tokenize.json")) {
-        WARN("no " << (dir / "tokenize.json").string() << ": skipping the llama.cpp tokenizer goldens");
-        return std::nullopt;
-    }
+    INFO("the default model " << model << " has no llama.cpp goldens in " << dir.string());
+    REQUIRE(fs::exists(dir / "tokenize.json"));
     static const std::string sha = sha256_file(model);
     return golden_env{model, dir, sha};
 }
@@ -115,12 +109,12 @@ void check_model(const golden_env & env, const boost::json::object & doc) {
 
 }  // namespace
 
-TEST_CASE("llama.cpp golden: source files tokenize to llama.cpp's ids", "[inference][tokenizer]") {
-    const auto env = find_golden();
-    if (!env) return;
-    const auto doc = read_json(env->dir / "tokenize.json").as_object();
-    check_model(*env, doc);
-    const vocab v = open_vocab(env->model);
+TEST_CASE("llama.cpp golden: source files tokenize to llama.cpp's ids", "[inference][tokenizer][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
+    const auto env = find_golden(model);
+    const auto doc = read_json(env.dir / "tokenize.json").as_object();
+    check_model(env, doc);
+    const vocab v = open_vocab(env.model);
     const auto & files = doc.at("files").as_array();
     REQUIRE(!files.empty());
     for (const auto & f : files) {
@@ -137,12 +131,12 @@ TEST_CASE("llama.cpp golden: source files tokenize to llama.cpp's ids", "[infere
     }
 }
 
-TEST_CASE("llama.cpp golden: FIM and chat prompts with special tokens", "[inference][tokenizer]") {
-    const auto env = find_golden();
-    if (!env || !fs::exists(env->dir / "completions.json")) return;
-    const auto doc = read_json(env->dir / "completions.json").as_object();
-    check_model(*env, doc);
-    const vocab v = open_vocab(env->model);
+TEST_CASE("llama.cpp golden: FIM and chat prompts with special tokens", "[inference][tokenizer][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
+    const auto env = find_golden(model);
+    const auto doc = read_json(env.dir / "completions.json").as_object();
+    check_model(env, doc);
+    const vocab v = open_vocab(env.model);
     for (const auto & r : doc.at("results").as_array()) {
         const auto & o = r.as_object();
         INFO(str_of(o.at("name")));
@@ -168,12 +162,12 @@ TEST_CASE("llama.cpp golden: FIM and chat prompts with special tokens", "[infere
     }
 }
 
-TEST_CASE("llama.cpp golden: the qwen2 cases as llama.cpp tokenizes them", "[inference][tokenizer]") {
-    const auto env = find_golden();
-    if (!env || !fs::exists(env->dir / "vocab_qwen2.json")) return;
-    const auto doc = read_json(env->dir / "vocab_qwen2.json").as_object();
-    check_model(*env, doc);
-    const vocab v = open_vocab(env->model);
+TEST_CASE("llama.cpp golden: the qwen2 cases as llama.cpp tokenizes them", "[inference][tokenizer][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
+    const auto env = find_golden(model);
+    const auto doc = read_json(env.dir / "vocab_qwen2.json").as_object();
+    check_model(env, doc);
+    const vocab v = open_vocab(env.model);
     for (const auto & c : doc.at("cases").as_array()) {
         const auto & o = c.as_object();
         const auto got = v.tokenize(str_of(o.at("text")), false, false);

@@ -12,6 +12,7 @@
 #include "kernels/fp16.h"
 #include "kernels/quant.h"
 #include "tests/kernels/quant_test_util.h"
+#include "tests/skip.h"
 
 using namespace hearth::kernels;
 
@@ -198,14 +199,12 @@ TEST_CASE("vec_dot_tile equals vec_dot for every row and token, bit for bit (or,
 }
 
 #if defined(__x86_64__)
-TEST_CASE("the AVX-512 VNNI block kernels equal the AVX2 ones bit for bit", "[kernels][quant]") {
+TEST_CASE("the AVX-512 VNNI block kernels equal the AVX2 ones bit for bit", "[kernels][quant][avx512-vnni]") {
     // Both compute the same int32 lanes and the same float steps in the same order; the golden
     // results hold on either only while that stays true.
     const auto isas = cpu::available_isas();
-    if (std::find(isas.begin(), isas.end(), cpu::isa::avx512_vnni) == isas.end()) {
-        WARN("no AVX-512 VNNI here: skipped");
-        return;
-    }
+    if (std::find(isas.begin(), isas.end(), cpu::isa::avx512_vnni) == isas.end())
+        HEARTH_SKIP("this CPU has no AVX-512 VNNI");
     const auto & avx2 = cpu::quant_kernels_for(cpu::isa::avx2);
     const auto & vnni = cpu::quant_kernels_for(cpu::isa::avx512_vnni);
     const int n_rows = 37, n_tokens = 6;   // two groups of sixteen rows and a tail

@@ -13,6 +13,7 @@
 #include "kernels/cpu/dispatch.h"
 #include "kernels/quant.h"
 #include "tests/kernels/quant_test_util.h"
+#include "tests/skip.h"
 
 using namespace hearth::kernels;
 namespace fs = std::filesystem;
@@ -75,10 +76,7 @@ std::string first_difference(const void * got, const void * want, size_t bytes) 
 
 TEST_CASE("dequantize_row matches the gguf package bit for bit", "[kernels][quant][oracle]") {
     const fs::path & dir = oracle_dir();
-    if (dir.empty()) {
-        WARN("SKIPPED: no Python with the gguf package here (HEARTH_PYTHON); oracle test not run");
-        return;
-    }
+    if (dir.empty()) HEARTH_SKIP("no Python with the gguf package here (HEARTH_PYTHON; scripts/setup installs it)");
     int checked = 0;
     for (const auto & c : oracle_cases(dir)) {
         if (c.kind != "deq") continue;
@@ -101,10 +99,7 @@ TEST_CASE("dequantize_row matches the gguf package bit for bit", "[kernels][quan
 
 TEST_CASE("quantize_row matches the gguf package byte for byte", "[kernels][quant][oracle]") {
     const fs::path & dir = oracle_dir();
-    if (dir.empty()) {
-        WARN("SKIPPED: no Python with the gguf package here (HEARTH_PYTHON); oracle test not run");
-        return;
-    }
+    if (dir.empty()) HEARTH_SKIP("no Python with the gguf package here (HEARTH_PYTHON; scripts/setup installs it)");
     int checked = 0;
     for (const auto & c : oracle_cases(dir)) {
         if (c.kind != "quant") continue;

@@ -9,6 +9,7 @@
 #include "inference/layer_plan.h"
 #include "inference/vulkan_layers.h"
 #include "tests/inference/offload_util.h"
+#include "tests/default_model.h"
 
 using namespace hearth;
 using namespace hearth::inference;
@@ -38,11 +39,7 @@ TEST_CASE("vulkan offload: the session cache's prefix reuse, slot files and chun
 
 TEST_CASE("vulkan offload: q8_0 and q4_0 caches, K and V apart, live on the device and continue the golden "
           "prompts as the CPU does", "[inference][vulkan][default-model]") {
-    const char * path = std::getenv("HEARTH_DEFAULT_MODEL");
-    if (!path || !*path) {
-        WARN("HEARTH_DEFAULT_MODEL is not set: skipping (scripts/test sets it)");
-        return;
-    }
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
     using kernels::tensor_type;
     // Both quantized types in K and in V (lavapipe is slow: two pairs, three prompts' first 100 tokens).
     const kv_types types = GENERATE(kv_types(tensor_type::q8_0, tensor_type::q4_0), kv_types(tensor_type::q4_0, tensor_type::q8_0));
