@@ -100,6 +100,7 @@ struct generation_timings {
     double t_prompt_ms = 0;        // evaluating the prompt tokens that were not cached
     double t_generate_ms = 0;      // decoding the generated tokens
     int32_t n_window_shortened = 0;  // steps the FIM window was shortened for the prompt budget
+    int32_t n_extra_dropped = 0;   // other files' chunks left out (oldest first) to fit the context
     int32_t n_drafted = 0;         // speculation's guesses verified while generating (0 with it off)
     int32_t n_draft_accepted = 0;  // of those, the ones kept
 };

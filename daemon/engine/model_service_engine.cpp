@@ -47,32 +47,70 @@ void add_generation(generation_timings & t, const inference::generation_result &
     t.n_draft_accepted += gen.speculation.n_accepted;
 }
 
-// Drops whole lines from the far ends of the window until the prompt fits max_tokens:
-// prefix lines from the top, suffix lines from the bottom, keeping the prefix about 3x the
-// suffix (the text before the cursor says more about what comes next).
+// The byte offset nearest `at` (not past it, where `down`; else not before it) that starts a
+// UTF-8 character, so a cut never splits one.
+size_t char_boundary(const std::string & s, size_t at, bool down) {
+    at = std::min(at, s.size());
+    while (at > 0 && at < s.size() && (static_cast<unsigned char>(s[at]) & 0xC0) == 0x80) down ? --at : ++at;
+    return at;
+}
+
+// Drops the fewest oldest chunks of in.extra after which `fits` holds (all of them if it never
+// does), found by bisection: a ring of thousands of chunks costs a few tokenizations, not one
+// per chunk. `fits` must not turn false as more chunks go. Returns how many were dropped.
+template <class fits_fn>
+size_t drop_oldest_chunks(inference::fim_input & in, const fits_fn & fits) {
+    size_t lo = 0, hi = in.extra.size();   // fits after dropping hi (none left: it must); unknown at lo
+    inference::fim_input t = in;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        t.extra.assign(in.extra.begin() + static_cast<std::ptrdiff_t>(mid), in.extra.end());
+        if (fits(t)) hi = mid;
+        else lo = mid + 1;
+    }
+    in.extra.erase(in.extra.begin(), in.extra.begin() + static_cast<std::ptrdiff_t>(hi));
+    return hi;
+}
+
+// Fits the prompt into max_tokens: the other files' chunks go first, oldest first (as
+// llama-server keeps the newest extra context), each counted in *n_extra_dropped; then the
+// window loses text at its far ends: prefix lines from the top, suffix lines from the bottom,
+// keeping the prefix about 3x the suffix (the text before the cursor says more about what
+// comes next). A line longer than what fits is cut, never dropped whole: the prefix keeps its
+// end, nearest the cursor, the suffix its start.
 result<std::vector<token_id>> fit_fim_prompt(const inference::tokenizer::vocab & v, inference::fim_input in,
-                                             size_t max_tokens) {
+                                             size_t max_tokens, int32_t * n_extra_dropped = nullptr) {
     if (!inference::has_fim(v)) in.suffix.clear();   // a prefix-only prompt: the suffix costs nothing
+    auto prompt = inference::build_completion_prompt(v, in);
+    if (prompt && prompt->size() > max_tokens && !in.extra.empty()) {
+        const size_t k = drop_oldest_chunks(in, [&](const inference::fim_input & t) {
+            auto p = inference::build_completion_prompt(v, t);
+            return p && p->size() <= max_tokens;
+        });
+        if (n_extra_dropped) *n_extra_dropped += static_cast<int32_t>(k);
+        prompt = inference::build_completion_prompt(v, in);
+    }
     for (int round = 0; round < 64; ++round) {
-        auto prompt = inference::build_completion_prompt(v, in);
         if (!prompt) return prompt.error();
         if (prompt->size() <= max_tokens) return prompt;
-        if (!in.extra.empty()) {
-            in.extra.erase(in.extra.begin());  // oldest context first
-            continue;
-        }
         const double over = static_cast<double>(prompt->size()) / static_cast<double>(max_tokens);
         const bool cut_prefix = in.prefix.size() >= 3 * in.suffix.size();
         std::string & part = cut_prefix ? in.prefix : in.suffix;
-        const size_t drop = std::max<size_t>(1, static_cast<size_t>(part.size() * (1.0 - 1.0 / over) * 1.1));
+        if (part.empty()) break;
+        // Keep a little less than the share that fits (tokens are not spread evenly), at least a byte less.
+        const size_t keep = std::min(part.size() - 1, static_cast<size_t>(static_cast<double>(part.size()) / over * 0.9));
         if (cut_prefix) {
-            const auto nl = in.prefix.find('\n', std::min(drop, in.prefix.size()));
-            in.prefix.erase(0, nl == std::string::npos ? std::min(drop, in.prefix.size()) : nl + 1);
+            // From the first line start within the kept end; a line longer than that is cut inside.
+            const size_t from = part.size() - keep;
+            const size_t nl = part.find('\n', from == 0 ? 0 : from - 1);
+            part.erase(0, nl != std::string::npos && nl + 1 < part.size() ? nl + 1 : char_boundary(part, from, false));
         } else {
-            const auto nl = in.suffix.rfind('\n', in.suffix.size() - std::min(drop, in.suffix.size()));
-            in.suffix.resize(nl == std::string::npos ? in.suffix.size() - std::min(drop, in.suffix.size()) : nl + 1);
+            const size_t nl = keep == 0 ? std::string::npos : part.rfind('\n', keep - 1);
+            part.resize(nl != std::string::npos && nl > 0 ? nl + 1 : char_boundary(part, keep, true));
         }
+        prompt = inference::build_completion_prompt(v, in);
     }
+    if (!prompt) return prompt.error();
     return fail("the completion window does not fit the context of ", max_tokens, " tokens");
 }
 
@@ -131,24 +169,29 @@ public:
     }
 
     result<completion> complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) override {
-        if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
+        if (req.n_predict < 1) return fail("n_predict ", req.n_predict, " is below 1");
         if (req.n_candidates < 1 || req.n_candidates > 8) return fail("n_candidates ", req.n_candidates, " is outside [1, 8]");
         const auto & voc = lm_->vocab();
         inference::fim_input in = fim_input_of(req);
         const size_t room = prompt_room(req);
-        auto prompt = fit_fim_prompt(voc, in, room);
+        int32_t n_extra_dropped = 0;
+        auto prompt = fit_fim_prompt(voc, in, room, &n_extra_dropped);
         if (!prompt) return prompt.error();
+        n_extra_dropped += limit_cold_extra(req, in, room, *prompt);
         const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
         if (shortened > 0) ++windows_shortened_;
+        // Generation stops at the context's end, as llama-server's does, however many tokens were asked for.
+        const int32_t n_predict = std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(prompt->size()));
 
         // Invoked's extra candidates share one more generation budget after the first.
         std::chrono::steady_clock::time_point extra_deadline;
         const auto mode = req.mode == completion_mode::multi_line ? inference::line_mode::multi_line
                                                                    : inference::line_mode::single_line;
         completion out;
+        out.timings.n_extra_dropped = n_extra_dropped;
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
             const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document);
-            auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + req.n_predict);
+            auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + n_predict);
             log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
@@ -167,7 +210,7 @@ public:
             out.timings.t_prompt_ms += pf->t_ms;
 
             inference::generation_params params;
-            params.n_predict = req.n_predict;
+            params.n_predict = n_predict;
             // The generation's budget starts now, whatever the prompt took: the user has waited
             // for it, and a line within reach is finished (up to the cap), never thrown away.
             params.time_budget = req.time_budget;
@@ -260,16 +303,17 @@ public:
 
     result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override {
         if (!lm_->chat()) return lm_->chat().error();
-        if (req.n_predict < 1 || req.n_predict > 8192) return fail("n_predict ", req.n_predict, " is outside [1, 8192]");
+        if (req.n_predict < 1) return fail("n_predict ", req.n_predict, " is below 1");
         std::vector<inference::chat_turn> turns;
         for (const auto & m : req.messages) turns.push_back({m.role, m.content});
         auto text = inference::render_chat(*lm_->chat(), turns);
         if (!text) return text.error();
         const auto prompt = lm_->vocab().tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
-        if (static_cast<int64_t>(prompt.size()) + req.n_predict > lm_->n_ctx())
-            return fail("the conversation (", prompt.size(), " tokens) and ", req.n_predict,
-                        " new tokens do not fit the context of ", lm_->n_ctx());
-        auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + req.n_predict);
+        if (static_cast<int64_t>(prompt.size()) >= lm_->n_ctx())
+            return fail("the conversation (", prompt.size(), " tokens) does not fit the context of ", lm_->n_ctx(), " tokens");
+        // The answer stops at the context's end, however many tokens were asked for.
+        const int32_t n_predict = std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(prompt.size()));
+        auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + n_predict);
         log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
@@ -283,7 +327,7 @@ public:
             return out;
         }
         inference::generation_params params;
-        params.n_predict = req.n_predict;
+        params.n_predict = n_predict;
         params.time_budget = req.time_budget;
         params.sampling.temperature = req.temperature;
         params.sampling.seed = req.seed;
@@ -370,6 +414,34 @@ private:
     }
     size_t prompt_room(const fim_request & req) const {
         return static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
+    }
+
+    // Other files' chunks whose rows the slot lacks cost a request at most k_cold_extra_tokens
+    // more than its window (the oldest chunks go first): a ring of thousands of tokens arriving
+    // with a file's first request answers as fast as one without it. The ring enters the slot
+    // over the next requests, and whole with a warm-up (prompt_budget 0: llama.vim's and
+    // llama.vscode's n_predict 0 requests, sent while the cursor rests). Returns the chunks left out.
+    int32_t limit_cold_extra(const fim_request & req, inference::fim_input & in, size_t room, std::vector<token_id> & prompt) {
+        if (req.prompt_budget.count() <= 0 || in.extra.empty()) return 0;
+        inference::fim_input bare = in;
+        bare.extra.clear();
+        auto window = fit_fim_prompt(lm_->vocab(), bare, room);
+        if (!window) return 0;
+        auto uncached_fits = [&](const std::vector<token_id> & p) {
+            const std::string slot = sessions_.pick_slot(req.uri, p, req.chunk_reuse_min, req.slots_per_document);
+            const size_t reused = std::min(p.size(), sessions_.reusable_positions(slot, p, req.chunk_reuse_min));
+            return p.size() - reused <= window->size() + k_cold_extra_tokens;
+        };
+        if (uncached_fits(prompt)) return 0;
+        const auto dropped = static_cast<int32_t>(drop_oldest_chunks(in, [&](const inference::fim_input & t) {
+            auto p = fit_fim_prompt(lm_->vocab(), t, room);
+            return p && uncached_fits(*p);
+        }));
+        if (auto shorter = fit_fim_prompt(lm_->vocab(), in, room)) prompt = std::move(*shorter);
+        if (dropped > 0)
+            spdlog::debug("completion {}: {} of the other files' chunks left out, their rows not yet in the slot ({} kept)",
+                          req.uri, dropped, in.extra.size());
+        return dropped;
     }
 
     // Under load a cold prompt takes seconds. Where the tokens the KV slot lacks would take
@@ -484,6 +556,7 @@ private:
     uint64_t windows_shortened_ = 0;
     uint64_t repeats_retried_ = 0;
     static constexpr int32_t k_min_measured_tokens = 32;
+    static constexpr size_t k_cold_extra_tokens = 256;   // see limit_cold_extra
     mutable std::mutex status_mutex_;
     model_status status_;
 };

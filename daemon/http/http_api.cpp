@@ -52,7 +52,11 @@ json::object timings_json(const generation_timings & t) {
             {"predicted_n", t.n_generated},
             {"predicted_ms", t.t_generate_ms},
             {"predicted_per_token_ms", per(t.t_generate_ms, t.n_generated)},
-            {"predicted_per_second", rate(t.t_generate_ms, t.n_generated)}};
+            {"predicted_per_second", rate(t.t_generate_ms, t.n_generated)},
+            // hearth's: what was left out to fit (other files' chunks) and the speculation's guesses
+            {"extra_dropped", t.n_extra_dropped},
+            {"draft_n", t.n_drafted},
+            {"draft_n_accepted", t.n_draft_accepted}};
 }
 
 http_api::http_api(std::shared_ptr<scheduler> sched, model_service * model, completion_pipeline * pipeline, const daemon_config & cfg)

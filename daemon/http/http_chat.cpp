@@ -62,19 +62,21 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
     auto messages = chat_messages(o);
     if (!messages) return out->respond(error_response(400, messages.message()));
     req.messages = std::move(*messages);
-    const bool has_new_name = o.contains("max_completion_tokens");
-    auto n = http_fields::integer(o, has_new_name ? "max_completion_tokens" : "max_tokens", cfg_.chat.max_tokens, 1, 65536);
-    auto temperature = http_fields::number(o, "temperature", 0.0, 0, 2);
-    auto seed = http_fields::integer(o, "seed", 42, INT64_MIN, INT64_MAX);
+    // llama-server's n_predict wins over OpenAI's max_completion_tokens / max_tokens, as there.
+    // 0 (llama.vim's instruct warm-up): the conversation goes into the cache, no answer; -1 or
+    // any count: until the context ends at most.
+    const char * n_name = o.contains("n_predict") ? "n_predict" : o.contains("max_completion_tokens") ? "max_completion_tokens" : "max_tokens";
+    auto n = http_fields::integer(o, n_name, cfg_.chat.max_tokens, -1, INT32_MAX);
+    auto fields = http_fields::shared(o);
     auto stream = http_fields::boolean(o, "stream", false);
     auto count = http_fields::integer(o, "n", 1, 1, 1);
-    for (const std::string * e : {n ? nullptr : &n.message(), temperature ? nullptr : &temperature.message(),
-                                  seed ? nullptr : &seed.message(), stream ? nullptr : &stream.message(),
-                                  count ? nullptr : &count.message()})
+    for (const std::string * e : {n ? nullptr : &n.message(), fields ? nullptr : &fields.message(),
+                                  stream ? nullptr : &stream.message(), count ? nullptr : &count.message()})
         if (e) return out->respond(error_response(400, *e));
-    req.n_predict = static_cast<int32_t>(*n);
-    req.temperature = static_cast<float>(*temperature);
-    req.seed = static_cast<uint64_t>(*seed);
+    const bool warm_up = *n == 0;
+    req.n_predict = *n < 0 ? INT32_MAX : warm_up ? 1 : static_cast<int32_t>(std::min<int64_t>(*n, INT32_MAX));
+    req.temperature = static_cast<float>(fields->temperature);
+    req.seed = static_cast<uint64_t>(fields->seed);
     req.time_budget = std::chrono::milliseconds(cfg_.chat.time_budget_ms);
     const std::string id = "chatcmpl-" + std::to_string(next_id_++);
     const bool streaming = *stream;
@@ -85,7 +87,7 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
     j.dropped = [out](drop_reason r) {
         out->respond(error_response(503, r == drop_reason::shutdown ? "the daemon is shutting down" : "cancelled"));
     };
-    j.run = [this, out, req = std::move(req), id, streaming](std::stop_token stop) {
+    j.run = [this, out, req = std::move(req), id, streaming, warm_up](std::stop_token stop) {
         const std::string model = model_name();
         const auto created = std::time(nullptr);
         auto chunk = [&](json::object delta, const json::value & finish) {
@@ -101,8 +103,9 @@ void http_api::chat(const http_request & hr, const json::object & o, reply_ptr o
         }
         ++processing_;
         auto r = model_->chat(req, gone.get_token(), [&](std::string_view piece) {
-            if (streaming && !out->event(chunk({{"content", piece}}, nullptr))) gone.request_stop();
+            if (!warm_up && streaming && !out->event(chunk({{"content", piece}}, nullptr))) gone.request_stop();
         });
+        if (r && warm_up) r->text.clear();
         --processing_;
         if (!r) {
             slot_done("", nullptr);

@@ -18,9 +18,11 @@ struct http_api::fim_call {
     completion_ask ask;
     fim_request req;
     bool stream = false;
-    std::vector<std::string> stop_words;   // OpenAI `stop`
+    std::vector<std::string> stop_words;   // `stop`
     std::string id;                        // OpenAI response id
     bool warm_up = false;                  // n_predict 0: fill the slot, answer no text
+    int64_t n_indent = 0;                  // llama.vim's: lines less indented than this end the answer
+    std::vector<std::string> response_fields;   // llama-server's: the answer's keys to send
 };
 
 namespace {
@@ -37,7 +39,22 @@ const char * stop_type(stop_reason r) {
     }
 }
 
-// The text up to the first stop word (OpenAI `stop`); whether one was found.
+// n_indent as llama-server applies it: from the second line on, a line indented less than
+// n_indent (a character after fewer spaces or tabs) ends the answer before that character.
+bool cut_at_indent(std::string & text, int64_t n_indent) {
+    if (n_indent <= 0) return false;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', nl + 1)) {
+        size_t at = nl + 1;
+        while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+        if (at < text.size() && static_cast<int64_t>(at - nl - 1) < n_indent) {
+            text.erase(at);
+            return true;
+        }
+    }
+    return false;
+}
+
+// The text up to the first stop word (`stop`); whether one was found.
 bool cut_at_stop_word(std::string & text, const std::vector<std::string> & words) {
     size_t cut = std::string::npos;
     for (const auto & w : words)
@@ -82,6 +99,12 @@ result<std::vector<context_chunk>> extra_chunks(const json::object & o) {
     return out;
 }
 
+// The answer's generation_settings: llama.vscode reads the object (its status line throws
+// without it); n_ctx is the context the slot has.
+json::object generation_settings_of(const fim_request & req, int32_t n_ctx) {
+    return {{"n_ctx", n_ctx}, {"n_predict", req.n_predict}, {"n_cmpl", req.n_candidates}};
+}
+
 // OpenAI's prompt: a string, or an array holding one string.
 result<std::string> openai_prompt(const json::object & o) {
     const auto * v = o.if_contains("prompt");
@@ -101,7 +124,8 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     const bool openai = c.what == fim_call::kind::openai;
     const completion_settings & cs = pipeline_->settings();
     std::string prefix, suffix;
-    int64_t n_predict = 0, id_slot = -1, t_predict = -1, t_prompt = -1;
+    int64_t n_predict = 0, t_predict = -1, t_prompt = -1, n_cmpl = 1;
+    http_fields::shared_fields shared;
     std::string filename;
     bool ok = true;
     std::string why;
@@ -125,37 +149,38 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     } else {
         take(openai_prompt(o), prefix);
         take(http_fields::text(o, "suffix"), suffix);
-        int64_t n = 1;
-        take(http_fields::integer(o, "n", 1, 1, 1), n);
+        take(http_fields::integer(o, "n", 1, 1, 8), n_cmpl);
         bool echo = false;
         take(http_fields::boolean(o, "echo", false), echo);
         if (ok && echo) ok = false, why = "echo: true is not supported";
-        take(stop_words(o), c.stop_words);
     }
+    take(stop_words(o), c.stop_words);
+    if (!openai) {
+        take(http_fields::integer(o, "n_cmpl", 1, 1, 8), n_cmpl);
+        take(http_fields::integer(o, "n_indent", 0, 0, INT32_MAX), c.n_indent);
+        take(http_fields::response_fields(o), c.response_fields);
+    }
+    // OpenAI's max_tokens, else llama-server's n_predict (which wins where both are given, as there).
     const int64_t default_n = openai ? 16 : cs.max_tokens;
-    take(http_fields::integer(o, openai ? "max_tokens" : "n_predict", default_n, -1, 4096), n_predict);
-    // -1: as many as the budgets allow; 0 (llama.vim's cache warm-up): the prompt is evaluated
-    // into the slot and one token generated, its text not returned.
+    take(http_fields::integer(o, openai && !o.contains("n_predict") ? "max_tokens" : "n_predict", default_n, -1, INT32_MAX),
+         n_predict);
+    // -1: until the context ends (or an end token, a stop word, the budgets); any count stops at
+    // the context's end, as llama-server's does. 0 (llama.vim's and llama.vscode's warm-up):
+    // the prompt is evaluated into the slot and one token generated, its text not returned.
     const bool warm_up = n_predict == 0;
-    if (n_predict < 0) n_predict = openai || c.what == fim_call::kind::completion ? 4096 : cs.max_tokens;
+    if (n_predict < 0) n_predict = INT32_MAX;
     if (warm_up) n_predict = 1;
-    take(http_fields::integer(o, "id_slot", -1, -1, 1 << 20), id_slot);
+    take(http_fields::shared(o), shared);
     take(http_fields::integer(o, "t_max_predict_ms", -1, -1, 600000), t_predict);
+    // llama-server accepts t_max_prompt_ms and does not implement it; the clients send it (1 ms
+    // on llama.vim's warm-up). Checked, no effect: the daemon's own prompt budget applies.
     take(http_fields::integer(o, "t_max_prompt_ms", -1, -1, 600000), t_prompt);
     take(http_fields::text(o, "filename"), filename);
     take(http_fields::boolean(o, "stream", false), c.stream);
-    // Sampling is the pipeline's (greedy first candidate); these are accepted for the
-    // clients that always send them, and type-checked.
-    double unused = 0;
-    take(http_fields::number(o, "temperature", 0, 0, 100), unused);
-    take(http_fields::number(o, "top_p", 1, 0, 1), unused);
-    int64_t unused_i = 0;
-    take(http_fields::integer(o, "top_k", 0, -1, 1 << 20), unused_i);
-    bool unused_b = false;
-    take(http_fields::boolean(o, "cache_prompt", true), unused_b);
     std::vector<context_chunk> extra;
     take(extra_chunks(o), extra);
     if (!ok) return out->respond(error_response(400, why));
+    const int64_t id_slot = shared.id_slot;
 
     // The KV slot is the file's: named, else the client's slot number, else one shared key.
     const std::string uri = !filename.empty() ? filename : id_slot >= 0 ? "slot-" + std::to_string(id_slot) : "untitled";
@@ -166,6 +191,7 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     c.ask.extra = std::move(extra);
     c.req = pipeline_->request_for(c.ask);
     c.req.n_predict = static_cast<int32_t>(n_predict);
+    c.req.n_candidates = static_cast<int32_t>(n_cmpl);
     if (c.what != fim_call::kind::infill) {
         // A prompt to continue, not ghost text at a cursor: no single-line rule, the chat's time.
         c.req.mode = completion_mode::multi_line;
@@ -175,7 +201,9 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
         c.req.time_budget = std::chrono::milliseconds(t_predict);
         c.req.time_cap = std::max(c.req.time_cap, c.req.time_budget);
     }
-    if (t_prompt > 0) c.req.prompt_budget = std::chrono::milliseconds(t_prompt);
+    // Nobody waits for a warm-up's answer: its whole prompt, the other files' chunks included,
+    // goes into the slot.
+    if (warm_up) c.req.prompt_budget = std::chrono::milliseconds(0);
     c.warm_up = warm_up;
     c.id = "cmpl-" + std::to_string(next_id_++);
     {
@@ -189,9 +217,12 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
         if (auto hit = pipeline_->recall(c.ask)) {
             sched_->cancel_key(c.ask.key);
             completion_answer a = std::move(*hit);
-            json::object r{{"content", a.items.empty() ? std::string() : a.items.front()}, {"stop", true}, {"stop_type", "eos"},
-                           {"tokens_cached", 0}, {"tokens_predicted", 0}, {"tokens_evaluated", 0}, {"truncated", false},
-                           {"model", model_name()}, {"from_memory", true}, {"timings", timings_json({})}};
+            const json::object full{{"content", a.items.empty() ? std::string() : a.items.front()}, {"stop", true},
+                                    {"stop_type", "eos"}, {"tokens_cached", 0}, {"tokens_predicted", 0},
+                                    {"tokens_evaluated", 0}, {"truncated", false}, {"model", model_name()},
+                                    {"from_memory", true}, {"generation_settings", generation_settings_of(c.req, model_->status().n_ctx)},
+                                    {"timings", timings_json({})}};
+            const json::object r = http_fields::select_fields(full, c.response_fields);
             if (c.stream) {
                 out->begin_events();
                 out->event(json_text(r));
@@ -205,7 +236,9 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     job j;
     j.priority = job_priority::completion;
     j.owner = hr.owner;
-    if (c.what == fim_call::kind::infill) j.supersede_key = c.ask.key;   // newest keystroke wins, per file
+    // The newest keystroke wins, per file. A warm-up neither cancels a request that waits for its
+    // answer nor is cut short: the rows it leaves in the slot are what the next requests reuse.
+    if (c.what == fim_call::kind::infill && !warm_up) j.supersede_key = c.ask.key;
     j.dropped = [out, this, uri](drop_reason r) {
         slot_done(uri, nullptr);
         out->respond(error_response(r == drop_reason::shutdown ? 503 : 409,
@@ -232,58 +265,90 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
     slot_done(c.ask.uri, &r->timings);
     if (stop.stop_requested())
         return out->respond(error_response(409, "superseded by a newer request for the same file"));
-    std::string text = r->items.empty() || c.warm_up ? std::string() : r->items.front();
     const auto & t = r->timings;
-    const stop_reason why = r->timings.n_generated >= c.req.n_predict ? stop_reason::max_tokens : stop_reason::end_of_generation;
-    const bool by_word = cut_at_stop_word(text, c.stop_words);
     const std::string model = model_name();
+    // Generation that ran into the context's end was cut there: llama-server's "limit", truncated.
+    const int32_t n_ctx = model_->status().n_ctx;
+    const bool context_full = t.n_prompt_tokens + t.n_generated / std::max<int32_t>(1, c.req.n_candidates) >= n_ctx;
+    // Each candidate cut at the first stop word and, for llama.vim, at a line indented less than
+    // n_indent; a warm-up answers no text. The answer's own stop reason, as llama-server's.
+    std::vector<std::string> texts;
+    std::vector<const char *> stops;
+    for (size_t i = 0; i < std::max<size_t>(1, r->items.size()); ++i) {
+        std::string text = r->items.size() <= i || c.warm_up ? std::string() : r->items[i];
+        const bool by_word = cut_at_stop_word(text, c.stop_words);
+        const bool by_indent = cut_at_indent(text, c.n_indent);
+        const stop_reason why = t.n_generated >= c.req.n_predict || context_full ? stop_reason::max_tokens
+                                                                                : stop_reason::end_of_generation;
+        stops.push_back(by_word ? "word" : by_indent ? "limit" : stop_type(why));
+        texts.push_back(std::move(text));
+    }
     if (c.what == fim_call::kind::openai) {
-        const char * finish = by_word || why != stop_reason::max_tokens ? "stop" : "length";
         const json::object usage{{"prompt_tokens", t.n_prompt_tokens}, {"completion_tokens", t.n_generated},
                                  {"total_tokens", t.n_prompt_tokens + t.n_generated}};
-        auto body = [&](const std::string & piece, const json::value & finish_reason) {
+        auto finish_of = [&](size_t i) { return std::string(stops[i]) == "limit" ? "length" : "stop"; };
+        auto body = [&](json::array choices) {
             return json::object{{"id", c.id}, {"object", "text_completion"}, {"created", std::time(nullptr)}, {"model", model},
-                                {"choices", json::array{json::object{{"text", piece}, {"index", 0}, {"logprobs", nullptr},
-                                                                     {"finish_reason", finish_reason}}}}};
+                                {"choices", std::move(choices)}};
+        };
+        auto choice = [&](size_t i, const std::string & piece, const json::value & finish) {
+            return json::object{{"text", piece}, {"index", i}, {"logprobs", nullptr}, {"finish_reason", finish}};
         };
         if (!c.stream) {
-            json::object b = body(text, json::string(finish));
+            json::array choices;
+            for (size_t i = 0; i < texts.size(); ++i) choices.push_back(choice(i, texts[i], json::string(finish_of(i))));
+            json::object b = body(std::move(choices));
             b["usage"] = usage;
             b["timings"] = timings_json(t);
             return out->respond({200, "application/json", json_text(b)});
         }
-        // Cleanup can cut the end of what the model generated, so the cleaned text goes as one piece.
+        // Cleanup can cut the end of what the model generated, so each cleaned text goes as one piece.
         out->begin_events();
-        if (!text.empty()) out->event(json_text(body(text, nullptr)));
-        json::object last = body("", json::string(finish));
-        last["usage"] = usage;
-        last["timings"] = timings_json(t);
-        out->event(json_text(last));
+        for (size_t i = 0; i < texts.size(); ++i)
+            if (!texts[i].empty()) out->event(json_text(body(json::array{choice(i, texts[i], nullptr)})));
+        json::array last;
+        for (size_t i = 0; i < texts.size(); ++i) last.push_back(choice(i, "", json::string(finish_of(i))));
+        json::object b = body(std::move(last));
+        b["usage"] = usage;
+        b["timings"] = timings_json(t);
+        out->event(json_text(b));
         out->event("[DONE]");
         return out->end_events();
     }
-    json::object b{{"index", 0},
-                   {"content", text},
-                   {"id_slot", 0},
-                   {"stop", true},
-                   {"model", model},
-                   {"tokens_predicted", t.n_generated},
-                   {"tokens_evaluated", t.n_prompt_tokens},
-                   {"tokens_cached", t.n_cached_tokens},
-                   {"truncated", t.n_window_shortened > 0},
-                   {"stop_type", stop_type(why)},
-                   {"stopping_word", ""},
-                   {"has_new_line", text.find('\n') != std::string::npos},
-                   {"timings", timings_json(t)}};
+    int64_t id_slot = 0;
     {
         std::lock_guard lock(slots_mu_);
-        b["id_slot"] = slot_for(c.ask.uri).id;
+        id_slot = slot_for(c.ask.uri).id;
     }
-    if (!c.stream) return out->respond({200, "application/json", json_text(b)});
+    auto native = [&](size_t i, const std::string & content) {
+        return json::object{{"index", i},
+                            {"content", content},
+                            {"id_slot", id_slot},
+                            {"stop", true},
+                            {"model", model},
+                            {"tokens_predicted", t.n_generated},
+                            {"tokens_evaluated", t.n_prompt_tokens},
+                            {"tokens_cached", t.n_cached_tokens},
+                            {"truncated", t.n_window_shortened > 0 || t.n_extra_dropped > 0 || context_full},
+                            {"stop_type", stops[i]},
+                            {"stopping_word", ""},
+                            {"has_new_line", content.find('\n') != std::string::npos},
+                            {"generation_settings", generation_settings_of(c.req, n_ctx)},
+                            {"timings", timings_json(t)}};
+    };
+    // n_cmpl above 1: an array of answers, one per candidate, as llama-server sends it.
+    if (!c.stream) {
+        if (c.req.n_candidates == 1)
+            return out->respond({200, "application/json", json_text(http_fields::select_fields(native(0, texts[0]), c.response_fields))});
+        json::array all;
+        for (size_t i = 0; i < texts.size(); ++i) all.push_back(http_fields::select_fields(native(i, texts[i]), c.response_fields));
+        return out->respond({200, "application/json", json_text(all)});
+    }
     out->begin_events();
-    if (!text.empty()) out->event(json_text(json::object{{"index", 0}, {"content", text}, {"stop", false}}));
-    b["content"] = "";
-    out->event(json_text(b));
+    for (size_t i = 0; i < texts.size(); ++i) {
+        if (!texts[i].empty()) out->event(json_text(json::object{{"index", i}, {"content", texts[i]}, {"stop", false}}));
+        out->event(json_text(http_fields::select_fields(native(i, ""), c.response_fields)));
+    }
     out->end_events();
 }
 

@@ -27,11 +27,11 @@ MODEL = os.environ.get("HEARTH_DEFAULT_MODEL") or os.path.expanduser("~/.cache/h
 class daemon:
     """A `hearth daemon --http 0` in a private runtime directory, stopped on exit."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, model=None):
         self.dir = tempfile.mkdtemp(prefix="hearth-http-")
         os.chmod(self.dir, 0o700)
         self.proc = subprocess.Popen(
-            [HEARTH, "daemon", "--model", MODEL, "--runtime-dir", self.dir, "--socket", "none", "--http", "0",
+            [HEARTH, "daemon", "--model", model or MODEL, "--runtime-dir", self.dir, "--socket", "none", "--http", "0",
              "--log-file", "none", "--slot-dir", "none", "--log-level", "warn", *extra],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         port_file = os.path.join(self.dir, "hearth.http-port")
