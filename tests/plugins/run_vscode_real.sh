@@ -3,7 +3,7 @@
 # Chromium, against the real daemon and the default model.
 #   run_vscode_real.sh HEARTH_BINARY VSIX
 # As a new user has it: a private HOME and XDG tree with nothing but the default model
-# downloaded (<cache>/hearth/models/default.gguf, a link to HEARTH_DEFAULT_MODEL), `hearth`
+# downloaded (<cache>/hearth/models/default.gguf, a link to the default model), `hearth`
 # on PATH, hearth.daemonPath and hearth.modelPath unset, a runtime directory of mode 700.
 # The daemon's config file sets only `threads = 2`, a generous completion time budget (a
 # busy machine must not turn a slow answer into none) and short chat answers (48 tokens).
@@ -18,8 +18,10 @@ bin="$(realpath "$1")" vsix="$(realpath "$2")"
 . "$here/vscode_real/versions.sh"
 [ -x "$bin" ] || { echo "hearth binary not found: $bin"; exit 1; }
 [ -f "$vsix" ] || { echo "the packaged extension is missing: $vsix (plugins_vscode_package builds it)"; exit 1; }
-model="${HEARTH_DEFAULT_MODEL:-}"
-[ -n "$model" ] && [ -f "$model" ] || { echo "HEARTH_DEFAULT_MODEL is not a file: '$model' (scripts/test sets it)"; exit 1; }
+# $HEARTH_DEFAULT_MODEL (scripts/test sets it), else where hearth finds the default model.
+model="${HEARTH_DEFAULT_MODEL:-${XDG_CACHE_HOME:-$HOME/.cache}/hearth/models/default.gguf}"
+[ -f "$model" ] || { echo "no default model at '$model' (scripts/fetch-model downloads it)"; exit 1; }
+model="$(realpath "$model")"
 code_server="$vscode_test_code_server/bin/code-server"
 for need in "$vscode_test_node/bin/node" "$code_server" "$vscode_test_chromium" "$here/vscode_real/node_modules/playwright-core"; do
   [ -e "$need" ] || { echo "missing $need: run scripts/setup"; exit 1; }

@@ -241,12 +241,13 @@ test(`keystroke to ghost text over ${bursts} typing bursts`, async () => {
         `(${ms.map((x) => x.toFixed(0)).join(', ')})`);
     if (outDir) fs.writeFileSync(path.join(outDir, 'vscode-latency.json'), JSON.stringify({ ms, none, median, p90 }, null, 2));
     assert.ok(ms.every((x) => x > 0));
-    // Bounds a user would notice: the median 1 s, every burst 3 s. Idle, this machine measures a
-    // 153 ms median and 473 ms p90 (docs/editors.md); the bounds leave room for the ctest job
-    // that runs beside this one. A daemon that answers each burst from a cold prompt, or waits
-    // out a second per keystroke, is over them.
+    // Bounds a user would notice: the median 1 s, every burst 1.5 s. Idle, this machine measures
+    // a 153 ms median and 473 ms p90 (docs/editors.md); the bounds leave room for the ctest job
+    // that runs beside this one. Most bursts are answered from the typed-ahead memory, so the
+    // slowest one is where a slow model call shows: a daemon whose completions each took 1.2 s
+    // longer measured 143, 1835 and 143 ms here.
     assert.ok(median <= 1000, `median keystroke to ghost text ${median.toFixed(0)} ms is over 1000 ms`);
-    assert.ok(Math.max(...ms) <= 3000, `a burst took ${Math.max(...ms).toFixed(0)} ms to show ghost text, over 3000 ms`);
+    assert.ok(Math.max(...ms) <= 1500, `a burst took ${Math.max(...ms).toFixed(0)} ms to show ghost text, over 1500 ms`);
 });
 
 test('Explain streams into the side document while the status bar says working; the daemon counts a chat', async () => {
