@@ -115,7 +115,9 @@ sse_outcome remote_model_service::stream(const std::string & path, const std::st
 
 result<completion> remote_model_service::complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) {
     last_failure_ = sse_failure::none;   // an error before any request is no remote's fault
-    if (req.n_predict < 1 || req.n_predict > 4096) return fail("n_predict ", req.n_predict, " is outside [1, 4096]");
+    if (req.n_predict < 1) return fail("n_predict ", req.n_predict, " is below 1");
+    // As many as asked up to 4096 (an HTTP client's -1 is 2^31-1): the remote stops at its context.
+    const int32_t n_predict = std::min(req.n_predict, 4096);
     const auto t0 = clock::now();
     json::object body;
     std::string path;
@@ -128,7 +130,7 @@ result<completion> remote_model_service::complete(const fim_request & req, std::
         if (!p) return p.error();
         path = "/v1/completions";
         body["prompt"] = p->prompt;
-        body["max_tokens"] = req.n_predict;
+        body["max_tokens"] = n_predict;
         json::array stop_texts;
         for (const auto & s : p->stop) if (stop_texts.size() < 4) stop_texts.emplace_back(s);   // OpenAI takes up to 4
         if (!stop_texts.empty()) body["stop"] = std::move(stop_texts);
@@ -141,7 +143,7 @@ result<completion> remote_model_service::complete(const fim_request & req, std::
         body["input_prefix"] = req.prefix;
         body["input_suffix"] = req.suffix;
         body["prompt"] = "";
-        body["n_predict"] = req.n_predict;
+        body["n_predict"] = n_predict;
         body["cache_prompt"] = true;
         body["t_max_predict_ms"] = req.time_cap.count();
     }
@@ -192,7 +194,9 @@ result<chat_answer> remote_model_service::chat(const chat_request & req, std::st
     const auto t0 = clock::now();
     json::array messages;
     for (const auto & m : req.messages) messages.push_back(json::object{{"role", m.role}, {"content", m.content}});
-    json::object body{{"messages", std::move(messages)}, {"max_tokens", req.n_predict}, {"temperature", req.temperature},
+    // An HTTP client's -1 is 2^31-1: the remote stops at its context, a remote that checks the
+    // count against it still gets a count it accepts.
+    json::object body{{"messages", std::move(messages)}, {"max_tokens", std::min(req.n_predict, 65536)}, {"temperature", req.temperature},
                       {"stream", true}};
     if (!opts_.model.empty()) body["model"] = opts_.model;
     chat_answer a;
