@@ -94,15 +94,20 @@ def refusal(d, path, body):
     raise AssertionError(f"{path} accepted {body}")
 
 
-class llama_vim_test(unittest.TestCase):
+class daemon_case(unittest.TestCase):
+    """A daemon of its own per class (the slots' state is part of what is checked)."""
+    model = None
+
     @classmethod
     def setUpClass(cls):
-        cls.d = daemon()
+        cls.d = daemon(model=cls.model)
 
     @classmethod
     def tearDownClass(cls):
         cls.d.stop()
 
+
+class llama_vim_test(daemon_case):
     def test_warm_up_then_fim_reuses_the_ring(self):
         # The daemon has answered before (its prompt speed is known), as it has in use.
         answer(self.d, "/infill", dict(vim_fim([]), id_slot=5))
@@ -127,15 +132,7 @@ class llama_vim_test(unittest.TestCase):
         self.assertLessEqual(r["usage"]["completion_tokens"], 1)
 
 
-class llama_vscode_test(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = daemon()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.stop()
-
+class llama_vscode_test(daemon_case):
     def test_first_request_with_a_full_ring_answers_as_fast_as_without(self):
         # A fresh daemon; the first request of a file carries llama.vscode's full ring (16 chunks).
         t0 = time.monotonic()
@@ -170,15 +167,7 @@ class llama_vscode_test(unittest.TestCase):
         self.assertFalse(r["truncated"], r)
 
 
-class fields_test(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = daemon()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.stop()
-
+class fields_test(daemon_case):
     def test_extras_that_do_not_fit_are_dropped_oldest_first(self):
         extra = [{"text": f"int value_{i} = {i};\n", "filename": f"v{i}.c"} for i in range(10000)]
         r = answer(self.d, "/infill", {"input_prefix": "int main(void) {\n", "prompt": "    return ", "input_suffix": "\n}\n",
@@ -215,16 +204,10 @@ class fields_test(unittest.TestCase):
                     self.assertEqual(refusal(self.d, path, dict(body, **{field: value})), (400, message))
 
 
-class context_test(unittest.TestCase):
+class context_test(daemon_case):
     """The tiny model (2048 positions): counts past the context stop there, as llama-server's do."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.d = daemon(model=TINY)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.stop()
+    model = TINY
 
     def test_n_predict_past_the_context_stops_there(self):
         for path, body in (("/completion", {"prompt": "Once upon a time", "n_predict": -1}),

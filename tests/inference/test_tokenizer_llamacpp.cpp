@@ -107,14 +107,24 @@ void check_model(const golden_env & env, const boost::json::object & doc) {
     REQUIRE(str_of(doc.at("model_sha256")) == env.sha);
 }
 
+// One golden file of the default model, checked to be made from it, and the model's vocabulary.
+struct golden_file {
+    boost::json::object doc;
+    vocab v;
+};
+
+golden_file load_golden(const std::string & model, const char * name) {
+    const auto env = find_golden(model);
+    auto doc = read_json(env.dir / name).as_object();
+    check_model(env, doc);
+    return {std::move(doc), open_vocab(env.model)};
+}
+
 }  // namespace
 
 TEST_CASE("llama.cpp golden: source files tokenize to llama.cpp's ids", "[inference][tokenizer][default-model]") {
     HEARTH_DEFAULT_MODEL_OR_SKIP(model);
-    const auto env = find_golden(model);
-    const auto doc = read_json(env.dir / "tokenize.json").as_object();
-    check_model(env, doc);
-    const vocab v = open_vocab(env.model);
+    const auto [doc, v] = load_golden(model, "tokenize.json");
     const auto & files = doc.at("files").as_array();
     REQUIRE(!files.empty());
     for (const auto & f : files) {
@@ -133,10 +143,7 @@ TEST_CASE("llama.cpp golden: source files tokenize to llama.cpp's ids", "[infere
 
 TEST_CASE("llama.cpp golden: FIM and chat prompts with special tokens", "[inference][tokenizer][default-model]") {
     HEARTH_DEFAULT_MODEL_OR_SKIP(model);
-    const auto env = find_golden(model);
-    const auto doc = read_json(env.dir / "completions.json").as_object();
-    check_model(env, doc);
-    const vocab v = open_vocab(env.model);
+    const auto [doc, v] = load_golden(model, "completions.json");
     for (const auto & r : doc.at("results").as_array()) {
         const auto & o = r.as_object();
         INFO(str_of(o.at("name")));
@@ -164,10 +171,7 @@ TEST_CASE("llama.cpp golden: FIM and chat prompts with special tokens", "[infere
 
 TEST_CASE("llama.cpp golden: the qwen2 cases as llama.cpp tokenizes them", "[inference][tokenizer][default-model]") {
     HEARTH_DEFAULT_MODEL_OR_SKIP(model);
-    const auto env = find_golden(model);
-    const auto doc = read_json(env.dir / "vocab_qwen2.json").as_object();
-    check_model(env, doc);
-    const vocab v = open_vocab(env.model);
+    const auto [doc, v] = load_golden(model, "vocab_qwen2.json");
     for (const auto & c : doc.at("cases").as_array()) {
         const auto & o = c.as_object();
         const auto got = v.tokenize(str_of(o.at("text")), false, false);
