@@ -99,6 +99,15 @@ result<std::vector<context_chunk>> extra_chunks(const json::object & o) {
     return out;
 }
 
+// Where a warm-up's job answers: nowhere, its client has had its answer.
+class unread_reply final : public http_reply {
+public:
+    void respond(http_response) override {}
+    void begin_events() override {}
+    bool event(std::string) override { return true; }
+    void end_events() override {}
+};
+
 // The answer's generation_settings: llama.vscode reads the object (its status line throws
 // without it); n_ctx is the context the slot has.
 json::object generation_settings_of(const fim_request & req, int32_t n_ctx) {
@@ -233,9 +242,27 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
             return;
         }
 
+    // A warm-up is answered at once (the plugins do not wait for it, nor read it) and runs as a
+    // job of no connection's, so the client hanging up after the answer does not cancel it; the
+    // file's next request queues behind it and finds the rows it left.
+    if (warm_up) {
+        const json::object now{{"index", 0}, {"content", ""}, {"stop", true}, {"stop_type", "none"},
+                               {"tokens_predicted", 0}, {"tokens_evaluated", 0}, {"tokens_cached", 0},
+                               {"truncated", false}, {"model", model_name()},
+                               {"generation_settings", generation_settings_of(c.req, model_->status().n_ctx)},
+                               {"timings", timings_json({})}};
+        if (c.stream) {
+            out->begin_events();
+            out->event(json_text(http_fields::select_fields(now, c.response_fields)));
+            out->end_events();
+        } else {
+            out->respond({200, "application/json", json_text(http_fields::select_fields(now, c.response_fields))});
+        }
+        out = std::make_shared<unread_reply>();
+    }
     job j;
     j.priority = job_priority::completion;
-    j.owner = hr.owner;
+    j.owner = warm_up ? 0 : hr.owner;
     // The newest keystroke wins, per file. A warm-up neither cancels a request that waits for its
     // answer nor is cut short: the rows it leaves in the slot are what the next requests reuse.
     if (c.what == fim_call::kind::infill && !warm_up) j.supersede_key = c.ask.key;

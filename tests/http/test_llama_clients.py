@@ -113,7 +113,9 @@ class llama_vim_test(daemon_case):
         answer(self.d, "/infill", dict(vim_fim([]), id_slot=5))
         extra = ring(4)
         n_extra = len(answer(self.d, "/tokenize", {"content": "".join(c["text"] for c in extra)})["tokens"])
+        t0 = time.monotonic()
         self.assertEqual(answer(self.d, "/infill", vim_warm_up(extra)), {})   # response_fields [""]
+        self.assertLess(time.monotonic() - t0, 2.0)   # answered at once; the ring is evaluated after
         r = answer(self.d, "/infill", vim_fim(extra))
         # The flat keys llama.vim's info line reads, and nothing else.
         self.assertEqual(set(r), set(VIM_FIELDS), r)
