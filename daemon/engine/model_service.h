@@ -75,6 +75,10 @@ struct fim_request {
     std::chrono::milliseconds prompt_budget{3000};
     std::chrono::milliseconds time_budget{1000};
     std::chrono::milliseconds time_cap{4000};
+    // >= 0: other files' chunks whose rows the slot lacks may add at most this many tokens to
+    // the window's (the oldest chunks go first); for clients that fill the slot with warm-ups
+    // (llama.vim, llama.vscode over HTTP). -1: only the prompt budget limits them.
+    int32_t max_cold_extra_tokens = -1;
     int32_t n_candidates = 1;                // >1: distinct candidates, best first
     // The first candidate is always greedy; the others are sampled at this temperature
     // (with this seed) and must differ from the ones before them.

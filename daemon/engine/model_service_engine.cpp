@@ -416,13 +416,14 @@ private:
         return static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
     }
 
-    // Other files' chunks whose rows the slot lacks cost a request at most k_cold_extra_tokens
-    // more than its window (the oldest chunks go first): a ring of thousands of tokens arriving
-    // with a file's first request answers as fast as one without it. The ring enters the slot
-    // over the next requests, and whole with a warm-up (prompt_budget 0: llama.vim's and
-    // llama.vscode's n_predict 0 requests, sent while the cursor rests). Returns the chunks left out.
+    // Other files' chunks whose rows the slot lacks cost a request at most
+    // req.max_cold_extra_tokens more than its window (the oldest chunks go first): a ring of
+    // thousands of tokens arriving with a file's first request answers as fast as one without
+    // it. The ring enters the slot with the client's warm-up (llama.vim's and llama.vscode's
+    // n_predict 0 requests, sent while the cursor rests; no prompt budget, no limit) and, chunk by
+    // chunk, where a chunk fits the limit. Returns the chunks left out.
     int32_t limit_cold_extra(const fim_request & req, inference::fim_input & in, size_t room, std::vector<token_id> & prompt) {
-        if (req.prompt_budget.count() <= 0 || in.extra.empty()) return 0;
+        if (req.max_cold_extra_tokens < 0 || req.prompt_budget.count() <= 0 || in.extra.empty()) return 0;
         inference::fim_input bare = in;
         bare.extra.clear();
         auto window = fit_fim_prompt(lm_->vocab(), bare, room);
@@ -430,7 +431,7 @@ private:
         auto uncached_fits = [&](const std::vector<token_id> & p) {
             const std::string slot = sessions_.pick_slot(req.uri, p, req.chunk_reuse_min, req.slots_per_document);
             const size_t reused = std::min(p.size(), sessions_.reusable_positions(slot, p, req.chunk_reuse_min));
-            return p.size() - reused <= window->size() + k_cold_extra_tokens;
+            return p.size() - reused <= window->size() + static_cast<size_t>(req.max_cold_extra_tokens);
         };
         if (uncached_fits(prompt)) return 0;
         const auto dropped = static_cast<int32_t>(drop_oldest_chunks(in, [&](const inference::fim_input & t) {
@@ -556,7 +557,6 @@ private:
     uint64_t windows_shortened_ = 0;
     uint64_t repeats_retried_ = 0;
     static constexpr int32_t k_min_measured_tokens = 32;
-    static constexpr size_t k_cold_extra_tokens = 256;   // see limit_cold_extra
     mutable std::mutex status_mutex_;
     model_status status_;
 };

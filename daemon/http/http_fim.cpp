@@ -29,6 +29,10 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+// Tokens of other files' chunks, beyond the window, that a request over HTTP evaluates when its
+// slot lacks them (fim_request::max_cold_extra_tokens).
+constexpr int32_t k_max_cold_extra_tokens = 256;
+
 // llama-server's stop_type names.
 const char * stop_type(stop_reason r) {
     switch (r) {
@@ -213,6 +217,9 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
     // Nobody waits for a warm-up's answer: its whole prompt, the other files' chunks included,
     // goes into the slot.
     if (warm_up) c.req.prompt_budget = std::chrono::milliseconds(0);
+    // The plugins fill the slot with their warm-ups: a request evaluates few of the chunks its
+    // slot lacks, so a file's first request with a whole ring answers as fast as one without.
+    else c.req.max_cold_extra_tokens = k_max_cold_extra_tokens;
     c.warm_up = warm_up;
     c.id = "cmpl-" + std::to_string(next_id_++);
     {
