@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/default_model.h"
+
 namespace hearth::inference {
 namespace {
 
@@ -80,9 +82,9 @@ result<model_identity> identify_model(const std::string & path) {
 }
 
 result<std::string> default_slot_dir() {
-    if (const char * x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/hearth/slots";
-    if (const char * h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/hearth/slots";
-    return fail("slot directory: neither XDG_CACHE_HOME nor HOME is set");
+    const auto root = hearth_cache_dir();
+    if (root.empty()) return fail("slot directory: neither XDG_CACHE_HOME nor HOME is set");
+    return (root / "slots").string();
 }
 
 slot_store::slot_store(const std::string & root, const model_identity & model) : dir_(root + "/" + model.hex()), model_(model) {

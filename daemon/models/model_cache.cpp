@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/default_model.h"
 #include "daemon/models/sha256.h"
 
 namespace hearth::daemon {
@@ -13,12 +14,12 @@ namespace {
 namespace fs = std::filesystem;
 
 result<fs::path> cache_root() {
-    if (const char * x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return fs::path(x) / "hearth";
-    if (const char * h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "hearth";
-    return fail("the model cache: neither XDG_CACHE_HOME nor HOME is set");
+    fs::path root = hearth_cache_dir();
+    if (root.empty()) return fail("the model cache: neither XDG_CACHE_HOME nor HOME is set");
+    return root;
 }
 
-constexpr const char * k_default_link = "default.gguf";
+constexpr const char * k_default_link = k_default_model_file;   // base/default_model.h
 
 }  // namespace
 
