@@ -416,6 +416,13 @@ private:
         return static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
     }
 
+    // The prompt's tokens that the slot the request would get does not hold (exact prefix and
+    // moved chunks reused): what prefill would evaluate.
+    size_t uncached_tokens(const fim_request & req, const std::vector<token_id> & prompt) const {
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
+        return prompt.size() - std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min));
+    }
+
     // Other files' chunks whose rows the slot lacks cost a request at most
     // req.max_cold_extra_tokens more than its window (the oldest chunks go first): a ring of
     // thousands of tokens arriving with a file's first request answers as fast as one without
@@ -429,9 +436,7 @@ private:
         auto window = fit_fim_prompt(lm_->vocab(), bare, room);
         if (!window) return 0;
         auto uncached_fits = [&](const std::vector<token_id> & p) {
-            const std::string slot = sessions_.pick_slot(req.uri, p, req.chunk_reuse_min, req.slots_per_document);
-            const size_t reused = std::min(p.size(), sessions_.reusable_positions(slot, p, req.chunk_reuse_min));
-            return p.size() - reused <= window->size() + static_cast<size_t>(req.max_cold_extra_tokens);
+            return uncached_tokens(req, p) <= window->size() + static_cast<size_t>(req.max_cold_extra_tokens);
         };
         if (uncached_fits(prompt)) return 0;
         const auto dropped = static_cast<int32_t>(drop_oldest_chunks(in, [&](const inference::fim_input & t) {
@@ -459,9 +464,7 @@ private:
         const size_t before = prompt.size();
         int rounds = 0;
         for (;;) {
-            const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
-            const size_t reused = std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min));
-            if (static_cast<double>(prompt.size() - reused) <= budget_tokens || !drop_far_lines(in)) break;
+            if (static_cast<double>(uncached_tokens(req, prompt)) <= budget_tokens || !drop_far_lines(in)) break;
             auto shorter = fit_fim_prompt(lm_->vocab(), in, room);
             if (!shorter) break;
             prompt = std::move(*shorter);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "base/result.h"
 
@@ -110,20 +111,14 @@ inline result<std::vector<std::string>> response_fields(const boost::json::objec
 
 inline boost::json::object select_fields(const boost::json::object & full, const std::vector<std::string> & paths) {
     if (paths.empty()) return full;
+    const boost::json::value whole(full);
     boost::json::object out;
     for (const auto & path : paths) {
-        const boost::json::value * at = nullptr;
-        const boost::json::object * level = &full;
-        size_t start = 0;
-        for (;;) {
-            const size_t slash = path.find('/', start);
-            const std::string key = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-            at = level ? level->if_contains(key) : nullptr;
-            if (!at || slash == std::string::npos) break;
-            level = at->is_object() ? &at->get_object() : nullptr;
-            start = slash + 1;
-        }
-        if (at) out[path] = *at;
+        // llama-server's "a/b" is the JSON Pointer "/a/b" (a '~' in a key escaped as the pointer wants).
+        std::string pointer = "/";
+        for (const char ch : path) pointer += ch == '~' ? std::string("~0") : std::string(1, ch);
+        boost::system::error_code ec;
+        if (const auto * at = whole.find_pointer(pointer, ec)) out[path] = *at;
     }
     return out;
 }

@@ -112,10 +112,41 @@ public:
     void end_events() override {}
 };
 
-// The answer's generation_settings: llama.vscode reads the object (its status line throws
-// without it); n_ctx is the context the slot has.
-json::object generation_settings_of(const fim_request & req, int32_t n_ctx) {
-    return {{"n_ctx", n_ctx}, {"n_predict", req.n_predict}, {"n_cmpl", req.n_candidates}};
+// llama-server's answer to /infill and /completion, one candidate's. generation_settings:
+// llama.vscode reads the object (its status line throws without it); n_ctx is the slot's context.
+struct native_answer {
+    size_t index = 0;
+    std::string_view content;
+    const char * stop_type = "eos";
+    bool truncated = false;
+    int64_t id_slot = 0;
+};
+
+json::object native_object(const native_answer & a, const generation_timings & t, const std::string & model,
+                           const fim_request & req, int32_t n_ctx) {
+    return {{"index", a.index},
+            {"content", a.content},
+            {"id_slot", a.id_slot},
+            {"stop", true},
+            {"model", model},
+            {"tokens_predicted", t.n_generated},
+            {"tokens_evaluated", t.n_prompt_tokens},
+            {"tokens_cached", t.n_cached_tokens},
+            {"truncated", a.truncated},
+            {"stop_type", a.stop_type},
+            {"stopping_word", ""},
+            {"has_new_line", a.content.find('\n') != std::string_view::npos},
+            {"generation_settings", json::object{{"n_ctx", n_ctx}, {"n_predict", req.n_predict}, {"n_cmpl", req.n_candidates}}},
+            {"timings", timings_json(t)}};
+}
+
+// An answer made without the model (typed-ahead memory, a warm-up's at-once reply): as one
+// body, or as the one event of a stream.
+void send_now(http_reply & out, bool stream, const json::object & answer) {
+    if (!stream) return out.respond({200, "application/json", json_text(answer)});
+    out.begin_events();
+    out.event(json_text(answer));
+    out.end_events();
 }
 
 // OpenAI's prompt: a string, or an array holding one string.
@@ -233,38 +264,21 @@ void http_api::fim(const http_request & hr, const json::object & o, reply_ptr ou
         if (auto hit = pipeline_->recall(c.ask)) {
             sched_->cancel_key(c.ask.key);
             completion_answer a = std::move(*hit);
-            const json::object full{{"content", a.items.empty() ? std::string() : a.items.front()}, {"stop", true},
-                                    {"stop_type", "eos"}, {"tokens_cached", 0}, {"tokens_predicted", 0},
-                                    {"tokens_evaluated", 0}, {"truncated", false}, {"model", model_name()},
-                                    {"from_memory", true}, {"generation_settings", generation_settings_of(c.req, model_->status().n_ctx)},
-                                    {"timings", timings_json({})}};
-            const json::object r = http_fields::select_fields(full, c.response_fields);
-            if (c.stream) {
-                out->begin_events();
-                out->event(json_text(r));
-                out->end_events();
-            } else {
-                out->respond({200, "application/json", json_text(r)});
-            }
-            return;
+            native_answer now;
+            now.content = a.items.empty() ? std::string_view() : a.items.front();
+            json::object full = native_object(now, {}, model_name(), c.req, model_->status().n_ctx);
+            full["from_memory"] = true;
+            return send_now(*out, c.stream, http_fields::select_fields(full, c.response_fields));
         }
 
     // A warm-up is answered at once (the plugins do not wait for it, nor read it) and runs as a
     // job of no connection's, so the client hanging up after the answer does not cancel it; the
     // file's next request queues behind it and finds the rows it left.
     if (warm_up) {
-        const json::object now{{"index", 0}, {"content", ""}, {"stop", true}, {"stop_type", "none"},
-                               {"tokens_predicted", 0}, {"tokens_evaluated", 0}, {"tokens_cached", 0},
-                               {"truncated", false}, {"model", model_name()},
-                               {"generation_settings", generation_settings_of(c.req, model_->status().n_ctx)},
-                               {"timings", timings_json({})}};
-        if (c.stream) {
-            out->begin_events();
-            out->event(json_text(http_fields::select_fields(now, c.response_fields)));
-            out->end_events();
-        } else {
-            out->respond({200, "application/json", json_text(http_fields::select_fields(now, c.response_fields))});
-        }
+        native_answer now;
+        now.stop_type = "none";
+        send_now(*out, c.stream,
+                 http_fields::select_fields(native_object(now, {}, model_name(), c.req, model_->status().n_ctx), c.response_fields));
         out = std::make_shared<unread_reply>();
     }
     job j;
@@ -306,14 +320,14 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
     const bool context_full = t.n_prompt_tokens + t.n_generated / std::max<int32_t>(1, c.req.n_candidates) >= n_ctx;
     // Each candidate cut at the first stop word and, for llama.vim, at a line indented less than
     // n_indent; a warm-up answers no text. The answer's own stop reason, as llama-server's.
+    const stop_reason why = t.n_generated >= c.req.n_predict || context_full ? stop_reason::max_tokens
+                                                                            : stop_reason::end_of_generation;
     std::vector<std::string> texts;
     std::vector<const char *> stops;
     for (size_t i = 0; i < std::max<size_t>(1, r->items.size()); ++i) {
         std::string text = r->items.size() <= i || c.warm_up ? std::string() : r->items[i];
         const bool by_word = cut_at_stop_word(text, c.stop_words);
         const bool by_indent = cut_at_indent(text, c.n_indent);
-        const stop_reason why = t.n_generated >= c.req.n_predict || context_full ? stop_reason::max_tokens
-                                                                                : stop_reason::end_of_generation;
         stops.push_back(by_word ? "word" : by_indent ? "limit" : stop_type(why));
         texts.push_back(std::move(text));
     }
@@ -355,20 +369,8 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
         id_slot = slot_for(c.ask.uri).id;
     }
     auto native = [&](size_t i, const std::string & content) {
-        return json::object{{"index", i},
-                            {"content", content},
-                            {"id_slot", id_slot},
-                            {"stop", true},
-                            {"model", model},
-                            {"tokens_predicted", t.n_generated},
-                            {"tokens_evaluated", t.n_prompt_tokens},
-                            {"tokens_cached", t.n_cached_tokens},
-                            {"truncated", t.n_window_shortened > 0 || t.n_extra_dropped > 0 || context_full},
-                            {"stop_type", stops[i]},
-                            {"stopping_word", ""},
-                            {"has_new_line", content.find('\n') != std::string::npos},
-                            {"generation_settings", generation_settings_of(c.req, n_ctx)},
-                            {"timings", timings_json(t)}};
+        const native_answer a{i, content, stops[i], t.n_window_shortened > 0 || t.n_extra_dropped > 0 || context_full, id_slot};
+        return native_object(a, t, model, c.req, n_ctx);
     };
     // n_cmpl above 1: an array of answers, one per candidate, as llama-server sends it.
     if (!c.stream) {
