@@ -147,6 +147,7 @@ std::string_view cleanup_filter_name(cleanup_filter f) {
         case cleanup_filter::overlap: return "overlap";
         case cleanup_filter::blank: return "blank";
         case cleanup_filter::fence: return "fence";
+        case cleanup_filter::new_line_after_word: return "new_line_after_word";
     }
     return "unknown";
 }
@@ -184,6 +185,12 @@ cleaned_completion clean_completion(std::string_view completion, std::string_vie
         const size_t first_text = c.find_first_not_of(" \t\r\n\f\v");
         size_t end = c.find('\n');
         const bool starts_below = end != std::string_view::npos && first_text != std::string_view::npos && end < first_text;
+        // A line that so far holds one half-typed word: a line below is no continuation of it.
+        const std::string_view typed = trim(head);
+        if (starts_below && rest.empty() && !typed.empty() && std::all_of(typed.begin(), typed.end(), is_word_char)) {
+            keep(0, cleanup_filter::new_line_after_word);
+            return {std::string(), cut};
+        }
         if (starts_below && (trim(head).empty() || rest.empty())) end = c.find('\n', first_text);
         if (end != std::string_view::npos) {
             keep(end, starts_below && end < first_text ? cleanup_filter::mid_line_newline : cleanup_filter::after_line);

@@ -54,9 +54,11 @@ std::string trim_completion(std::string_view completion, std::string_view prefix
 // started on the next line with the cursor mid-line; suffix_line: multi_line, from the line
 // that repeats the suffix's next line; overlap: the repeat of the cursor line's rest;
 // blank: the model wrote only whitespace; fence: from a Markdown fence line on, in a window
-// that has none (an instruct model closing a chat's code block).
-enum class cleanup_filter : uint8_t { none, after_line, mid_line_newline, suffix_line, overlap, blank, fence };
-inline constexpr size_t k_n_cleanup_filters = 7;
+// that has none (an instruct model closing a chat's code block); new_line_after_word:
+// single_line at the end of a line that holds one word so far, an answer that only starts a
+// new line (after a half-typed identifier it would read glued to it).
+enum class cleanup_filter : uint8_t { none, after_line, mid_line_newline, suffix_line, overlap, blank, fence, new_line_after_word };
+inline constexpr size_t k_n_cleanup_filters = 8;
 std::string_view cleanup_filter_name(cleanup_filter f);
 
 struct cleaned_completion {

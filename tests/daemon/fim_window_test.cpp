@@ -197,3 +197,16 @@ TEST_CASE("the cleanup says which filter cut an answer", "[daemon][fim]") {
     CHECK(emptied.cut == f::overlap);
     CHECK(clean_completion("  \n ", "x = ", "\n", m::single_line).cut == f::blank);
 }
+
+// After `nam` typed at the end of a line, the model's `\n    else:` was shown glued to it
+// (`nam    else:`): an answer that only starts a new line after a line's first, half-typed
+// word is no suggestion. After a statement, a line below keeps its newline.
+TEST_CASE("a new line after a half-typed word is dropped, never glued to it", "[daemon][fim]") {
+    using m = completion_mode;
+    const std::string head = "    def close(self):\n        nam";
+    const auto after_word = clean_completion("\n    else:", head, "\n        return 1\n", m::single_line);
+    CHECK(after_word.text.empty());
+    CHECK(after_word.cut == cleanup_filter::new_line_after_word);
+    CHECK(clean_completion("\n        y = 2", "        x = f(a)", "\n", m::single_line).text == "\n        y = 2");
+    CHECK(clean_completion("e = 1", head, "\n", m::single_line).text == "e = 1");
+}
