@@ -27,6 +27,10 @@ result<scheduler::job_id> scheduler::submit(job j) {
             if (stopped_running) ++stats_.cancelled_running;
             stats_.superseded += superseded.size();
         }
+        if (running_id_ != 0 && running_yields_ && j.priority < running_priority_ && !running_stop_.stop_requested()) {
+            running_stop_.request_stop();
+            ++stats_.preempted;
+        }
         // The superseded entries have left the queue, so a burst of keystrokes on one
         // document never counts against the bound more than once.
         if (queue_.size() >= limits_.max_queued) {
@@ -176,6 +180,8 @@ void scheduler::worker_loop() {
         running_id_ = e.id;
         running_key_ = e.j.supersede_key;
         running_owner_ = e.j.owner;
+        running_priority_ = e.j.priority;
+        running_yields_ = e.j.yields;
         running_stop_ = e.stop;
         stats_.last_queue_wait_ms = std::chrono::duration<double, std::milli>(now - e.ready_at).count();
         ++stats_.ran;
@@ -194,6 +200,7 @@ void scheduler::worker_loop() {
         running_id_ = 0;
         running_key_.clear();
         running_owner_ = 0;
+        running_yields_ = false;
         running_stop_ = std::stop_source(std::nostopstate);
     }
 }

@@ -7,6 +7,9 @@
 // cancels every older job with the same key, queued or running ("newest keystroke wins").
 // A completion job waits `debounce` after submission so a burst of keystrokes collapses
 // into the last one; waiting uses the condition variable's deadline, never polling.
+// A job that yields (a background warm-up) is stopped, running, as soon as a job of a higher
+// priority is submitted: the worker is the user's the moment a request arrives, and what the
+// warm-up computed so far stays in its KV slot.
 //
 // Every submitted job ends exactly once: either run() is called on the worker (it sees its
 // stop token requested if it was cancelled while running), or dropped() is called with the
@@ -45,6 +48,7 @@ struct job {
     uint64_t owner = 0;                  // connection id, for cancel_owner()
     std::string supersede_key;           // empty: never superseded
     std::chrono::milliseconds debounce{0};
+    bool yields = false;                 // stopped while running when a higher-priority job arrives
     std::function<void(std::stop_token)> run;
     std::function<void(drop_reason)> dropped;
 };
@@ -59,6 +63,7 @@ struct scheduler_stats {
     uint64_t cancelled_queued = 0;       // dropped while waiting
     uint64_t cancelled_running = 0;      // stop requested while running
     uint64_t superseded = 0;
+    uint64_t preempted = 0;              // yielding jobs stopped for a higher-priority one
     uint64_t rejected = 0;               // queue full
     size_t queued = 0;
     bool running = false;
@@ -116,6 +121,8 @@ private:
     job_id running_id_ = 0;                 // 0: none
     std::string running_key_;
     uint64_t running_owner_ = 0;
+    job_priority running_priority_ = job_priority::background;
+    bool running_yields_ = false;
     std::stop_source running_stop_;
     bool stopping_ = false;
     scheduler_stats stats_;

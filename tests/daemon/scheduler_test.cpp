@@ -227,3 +227,54 @@ TEST_CASE("scheduler survives a job that throws", "[daemon][scheduler]") {
     wait_for_events(log, 1);
     CHECK(log.snapshot() == std::vector<std::string>{"ran after"});
 }
+
+// A warm-up works in batches, checking its stop token between them (as prefill does): a
+// request arriving while it runs stops it within one batch and runs next; a job that does not
+// yield (a prefetch) is left to finish, and a job of the same priority never preempts.
+TEST_CASE("scheduler: a yielding background job is preempted by a request within one batch", "[daemon][scheduler]") {
+    scheduler s;
+    journal log;
+    constexpr auto batch = 20ms;
+    std::promise<void> started;
+    std::atomic<int> batches_after_request{-1};
+    job warm;
+    warm.priority = job_priority::background;
+    warm.yields = true;
+    warm.run = [&](std::stop_token stop) {
+        started.set_value();
+        for (int i = 0; i < 500 && !stop.stop_requested(); ++i) {
+            std::this_thread::sleep_for(batch);
+            if (batches_after_request >= 0) ++batches_after_request;
+        }
+        log.add(stop.stop_requested() ? "warm stopped" : "warm finished");
+    };
+    REQUIRE(s.submit(std::move(warm)));
+    started.get_future().wait();
+    REQUIRE(s.submit(recording_job(log, "bg", job_priority::background)));   // same priority: no preemption
+    std::this_thread::sleep_for(3 * batch);
+    CHECK(log.snapshot().empty());
+    const auto t0 = std::chrono::steady_clock::now();
+    batches_after_request = 0;
+    REQUIRE(s.submit(recording_job(log, "request", job_priority::completion)));
+    wait_for_events(log, 3);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    CHECK(log.snapshot() == std::vector<std::string>{"warm stopped", "ran request", "ran bg"});
+    CHECK(batches_after_request.load() <= 1);
+    CHECK(waited < 20 * batch);   // not the warm-up's 10 s
+    CHECK(s.stats().preempted == 1);
+
+    // A background job that does not yield runs to its end.
+    job prefetch = recording_job(log, "prefetch", job_priority::background, 6 * batch);
+    std::promise<void> prefetch_started;
+    auto inner = prefetch.run;
+    prefetch.run = [&, inner](std::stop_token stop) { prefetch_started.set_value(); inner(stop); };
+    REQUIRE(s.submit(std::move(prefetch)));
+    prefetch_started.get_future().wait();
+    REQUIRE(s.submit(recording_job(log, "request2", job_priority::completion)));
+    wait_for_events(log, 5);
+    const auto ev = log.snapshot();
+    REQUIRE(ev.size() == 5);
+    CHECK(ev[3] == "ran prefetch");
+    CHECK(ev[4] == "ran request2");
+    CHECK(s.stats().preempted == 1);
+}
