@@ -13,6 +13,7 @@ export interface Settings {
     // languageId -> enabled; "*" is the default for languages not listed.
     enable: Record<string, boolean>;
     debounceMs: number;
+    cursorRestMs: number;  // 0: no hearth/cursorRest
     maxLines: number;
     daemonPath: string;
     modelPath: string;
@@ -26,6 +27,7 @@ export interface Settings {
 export const defaults: Settings = {
     enable: { '*': true, plaintext: false, markdown: false, scminput: false },
     debounceMs: 75,
+    cursorRestMs: 250,
     maxLines: 8,
     daemonPath: 'hearth',
     modelPath: '',
@@ -50,6 +52,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
         enable: typeof enable === 'object' && enable !== null && !Array.isArray(enable)
             ? { ...defaults.enable, ...(enable as Record<string, boolean>) } : { ...defaults.enable },
         debounceMs: pick('debounceMs', isNum),
+        cursorRestMs: pick('cursorRestMs', isNum),
         maxLines: pick('maxLines', (v) => isNum(v) && (v as number) >= 1),
         daemonPath: pick('daemonPath', (v) => isStr(v) && (v as string).length > 0),
         modelPath: pick('modelPath', isStr),

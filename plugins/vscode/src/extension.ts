@@ -1,19 +1,24 @@
 // Entry point of the VS Code extension: starts `hearth lsp` (which connects to the
 // daemon or starts it) through vscode-languageclient, and registers inline completion,
-// the selection commands, the status bar and the partial-accept keys. It never loads a
-// model itself.
+// the selection commands, the status bar and the partial-accept keys, and tells the daemon
+// where the cursor comes to rest (hearth/cursorRest). It never loads a model itself.
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
 import { AnswerView, answerScheme } from './chat_view';
 import { acceptPartially, acceptedCommand, inlineCompletionMiddleware } from './completion';
+import { CursorRest } from './cursor_rest';
 import { Settings, helpFlags, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
 import { Feedback } from './feedback';
+import { method } from './protocol';
 import { ServerProcess, startFailureMessage } from './server_process';
 import { StatusBar, showStatusCommand } from './status_bar';
 
 let client: LanguageClient | undefined;
 let feedback: Feedback | undefined;
+
+// The documents the client syncs to the daemon (its document selector).
+const syncedSchemes = ['file', 'untitled'];
 
 function settings(): Settings {
     const c = vscode.workspace.getConfiguration('hearth');
@@ -26,7 +31,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     const shown = new Feedback({ notify: (m, p) => void client?.sendNotification(m, p) });
     feedback = shown;
     const answers = new AnswerView(() => client, (d) => status.busy(d));
-    context.subscriptions.push(output, status,
+    const rest = new CursorRest({
+        settings,
+        synced: (d) => syncedSchemes.includes(d.uri.scheme),
+        send: (d, p) => {
+            if (!client?.isRunning()) return false;
+            client.sendNotification(method.cursorRest, client.code2ProtocolConverter.asTextDocumentPositionParams(d, p))
+                .catch(() => undefined);
+            return true;
+        },
+    });
+    context.subscriptions.push(output, status, rest,
         vscode.workspace.registerTextDocumentContentProvider(answerScheme, answers),
         // Not hearth.explain & co.: the language client registers the daemon's commands
         // under those ids.
@@ -51,6 +66,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
         }),
         vscode.window.onDidChangeActiveTextEditor(() => shown.dismissed()),
+        vscode.window.onDidChangeActiveTextEditor((e) => rest.activated(e)),
+        // The user's cursor only: not a selection moved in an editor that has no focus.
+        vscode.window.onDidChangeTextEditorSelection((e) => {
+            if (e.textEditor === vscode.window.activeTextEditor) rest.moved(e.textEditor);
+        }),
+        vscode.workspace.onDidCloseTextDocument((d) => rest.closed(d)),
         vscode.workspace.onDidChangeConfiguration((e) => {
             if (e.affectsConfiguration('hearth.daemonPath') || e.affectsConfiguration('hearth.modelPath') ||
                 e.affectsConfiguration('hearth.cacheType') || e.affectsConfiguration('hearth.kvBudgetMiB') ||
@@ -93,7 +114,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             closed: () => running ? afterStart!.closed() : { action: CloseAction.DoNotRestart, handled: true },
         };
         const options: LanguageClientOptions = {
-            documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
+            documentSelector: syncedSchemes.map((scheme) => ({ scheme })),
             initializationOptions: initializationOptions(s),
             outputChannel: output,
             errorHandler,
@@ -111,6 +132,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             await client.start();
             running = true;
             void status.refresh();
+            // The file open when the server came up counts as just opened.
+            rest.reset();
+            rest.activated(vscode.window.activeTextEditor);
         } catch (e) {
             const why = e instanceof Error ? e.message : String(e);
             // hearth lsp writes its reason, then exits: wait (briefly) for all of its stderr.

@@ -11,6 +11,8 @@ export const method = {
     didReject: 'hearth/didReject',
     chat: 'hearth/chat',
     status: 'hearth/status',
+    // TextDocumentPositionParams: the cursor came to rest there (see cursor_rest.ts).
+    cursorRest: 'hearth/cursorRest',
 } as const;
 
 export interface Position { line: number; character: number; }

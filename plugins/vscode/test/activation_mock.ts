@@ -35,9 +35,18 @@ export const clientBehaviour = {
 
 class EventEmitter<T> {
     private ls: Array<(e: T) => void> = [];
-    event = (l: (e: T) => void) => { this.ls.push(l); return { dispose() {} }; };
+    event = (l: (e: T) => void) => {
+        this.ls.push(l);
+        return { dispose: () => { this.ls = this.ls.filter((x) => x !== l); } };
+    };
     fire(e: T) { for (const l of this.ls) l(e); }
 }
+// The editor's events, for the tests to fire.
+export const events = {
+    activeEditor: new EventEmitter<any>(),
+    selection: new EventEmitter<{ textEditor: any; selections: any[] }>(),
+    closed: new EventEmitter<any>(),
+};
 
 const vscode = {
     Position, Range, InlineCompletionTriggerKind, EventEmitter,
@@ -68,7 +77,8 @@ const vscode = {
         showInputBox: () => Promise.resolve(editorState.question),
         showTextDocument: (doc: any) => { calls.shownDocuments.push(doc.uri.toString()); return Promise.resolve(undefined); },
         withProgress: (_o: any, task: (p: any, t: any) => Promise<unknown>) => task({}, editorState.progressToken),
-        onDidChangeActiveTextEditor: () => ({ dispose() {} }),
+        onDidChangeActiveTextEditor: events.activeEditor.event,
+        onDidChangeTextEditorSelection: events.selection.event,
         activeTextEditor: undefined as any,
     },
     languages: { setTextDocumentLanguage: () => Promise.resolve(undefined) },
@@ -77,6 +87,7 @@ const vscode = {
         registerTextDocumentContentProvider: () => ({ dispose() {} }),
         onDidChangeConfiguration: () => ({ dispose() {} }),
         onDidChangeTextDocument: () => ({ dispose() {} }),
+        onDidCloseTextDocument: events.closed.event,
         openTextDocument: (uri: any) => Promise.resolve({ uri }),
         asRelativePath: (uri: any) => String(uri.path ?? uri).split('/').pop(),
     },
@@ -99,7 +110,10 @@ const TransportKind = { stdio: 0, ipc: 1, pipe: 2, socket: 3 };
 class LanguageClient {
     running = false;
     process: cp.ChildProcess | undefined;
-    code2ProtocolConverter = { asRange: (r: any) => r };
+    code2ProtocolConverter = {
+        asRange: (r: any) => r,
+        asTextDocumentPositionParams: (d: any, p: any) => ({ textDocument: { uri: d.uri.toString() }, position: { line: p.line, character: p.character } }),
+    };
     constructor(_id: string, _name: string, private readonly server: any, options: any) { calls.clients.push({ server, options }); }
     async start() {
         if (typeof this.server === 'function') {

@@ -15,7 +15,7 @@ test('missing settings take the defaults', () => {
 test("the settings' declared defaults are the ones the extension uses, and the cache type is the daemon's own", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
     const declared = pkg.contributes.configuration.properties;
-    for (const key of ['debounceMs', 'maxLines', 'daemonPath', 'modelPath', 'cacheType', 'kvBudgetMiB', 'logLevel', 'logFile'] as const)
+    for (const key of ['debounceMs', 'cursorRestMs', 'maxLines', 'daemonPath', 'modelPath', 'cacheType', 'kvBudgetMiB', 'logLevel', 'logFile'] as const)
         assert.deepEqual(declared[`hearth.${key}`].default, defaults[key], `hearth.${key}`);
     // Left at its default, no --cache-type is passed: the daemon then runs its own default, f16.
     assert.equal(defaults.cacheType, 'f16');
@@ -24,7 +24,7 @@ test("the settings' declared defaults are the ones the extension uses, and the c
 });
 
 test('wrongly typed settings fall back to the defaults, one by one', () => {
-    const s = from({ debounceMs: 'fast', maxLines: 0, cacheType: 'q5_k', logLevel: 'loud', daemonPath: '', extraArgs: [1], kvBudgetMiB: -3 });
+    const s = from({ debounceMs: 'fast', cursorRestMs: -1, maxLines: 0, cacheType: 'q5_k', logLevel: 'loud', daemonPath: '', extraArgs: [1], kvBudgetMiB: -3 });
     assert.deepEqual(s, defaults);
     assert.equal(from({ debounceMs: 20 }).debounceMs, 20);
 });

@@ -1,7 +1,7 @@
 -- The plugin against the scripted server (tests/plugins/fake_server.js): exact ghost
 -- text, typing through, accept / word / line / dismiss, debounce, cancellation, the
--- feedback notifications, streamed chat and its cancellation, status, and the error
--- when the binary is missing.
+-- feedback notifications, hearth/cursorRest, streamed chat and its cancellation, status,
+-- and the error when the binary is missing.
 local H = dofile(vim.env.HEARTH_TEST_DIR .. '/harness.lua')
 local hearth = require('hearth')
 local compat = require('hearth.compat')
@@ -32,6 +32,14 @@ end
 
 local function ghost() return (hearth.ghost_text(buf)) end
 
+local function rests()
+  local out = {}
+  for _, e in ipairs(log()) do
+    if e.method == 'hearth/cursorRest' then out[#out + 1] = e.params end
+  end
+  return out
+end
+
 -- The newest answer buffer.
 local function answer_buffer()
   local newest = -1
@@ -51,6 +59,13 @@ H.test('setup attaches the client to a buffer of an enabled filetype', function(
     return c and c.server_capabilities and c
   end, 5000, 'the hearth client to initialize')
   H.ok(client.server_capabilities.inlineCompletionProvider, 'server capabilities reached the client')
+end)
+
+H.test('the opened buffer at rest is reported once with hearth/cursorRest', function()
+  local got = H.wait_for(function() return rests()[1] end, 3000, 'hearth/cursorRest')
+  H.eq({ textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = 0, character = 0 } }, got, 'params')
+  H.sleep(400)
+  H.eq(1, #rests(), 'once')
 end)
 
 H.test('typing shows the suggestion as ghost text at the cursor', function()
@@ -183,6 +198,38 @@ H.test('positions count UTF-16 code units on a line with multi-byte characters',
   local _, doc = H.request(client, 'fake/document', { uri = vim.uri_from_bufnr(buf) })
   H.eq(table.concat(lines(), '\n') .. '\n', doc, 'the server holds the same text')
   H.type('<Esc>')
+end)
+
+H.test('the cursor at rest on another line is reported once per line, in UTF-16 units', function()
+  opts.cursor_rest_ms = 300
+  local row
+  for i, l in ipairs(lines()) do if l:find('naïve', 1, true) then row = i end end
+  H.type('gg')
+  H.wait_for(function() local r = rests() return r[#r] and r[#r].position.line == 0 end, 3000, 'the rest on the first line')
+  local n = #rests()
+  -- Two moves well within the debounce: only the second place is reported.
+  H.type('3G', 20)
+  H.type(row .. 'G$', 20)
+  H.eq(n, #rests(), 'nothing while moving')
+  H.wait_for(function() return #rests() > n end, 3000, 'hearth/cursorRest')
+  H.sleep(400)
+  local r = rests()
+  H.eq(n + 1, #r, 'one report for the two moves')
+  -- On the last character: those before it, the emoji counting twice.
+  local line = lines()[row]
+  H.eq({ textDocument = { uri = vim.uri_from_bufnr(buf) }, position = { line = row - 1, character = vim.fn.strchars(line) } },
+    r[#r], 'params')
+  H.type('0')
+  H.sleep(500)
+  H.eq(n + 1, #rests(), 'not again on the same line')
+  H.type('k')
+  H.eq(row - 2, H.wait_for(function() return #rests() > n + 1 and rests()[n + 2] end, 3000, 'the next line').position.line, 'new line')
+  opts.cursor_rest_ms = 0
+  H.type('j')
+  H.sleep(500)
+  H.eq(n + 2, #rests(), 'nothing with cursor_rest_ms = 0')
+  opts.cursor_rest_ms = 250
+  H.type('G')
 end)
 
 H.test('the trigger key asks for candidates; next and prev cycle through them', function()

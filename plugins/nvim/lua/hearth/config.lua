@@ -8,6 +8,7 @@ M.defaults = {
   filetypes = nil,                  -- nil: every filetype except those in `exclude`
   exclude = { 'help', 'markdown', 'text', 'gitcommit', 'TelescopePrompt', 'hearth' },
   debounce_ms = 75,
+  cursor_rest_ms = 250,             -- report a cursor at rest on a new line after this long (0: never)
   max_lines = 8,                    -- show at most this many lines of a suggestion
   auto = true,                      -- ask while typing (else only on keys.trigger)
   init_options = {},                -- sent as initializationOptions
@@ -37,6 +38,7 @@ function M.merge(user)
   check('filetypes', user.filetypes, 'table')
   check('exclude', user.exclude, 'table')
   check('debounce_ms', user.debounce_ms, 'number')
+  check('cursor_rest_ms', user.cursor_rest_ms, 'number')
   check('max_lines', user.max_lines, 'number')
   check('auto', user.auto, 'boolean')
   check('init_options', user.init_options, 'table')

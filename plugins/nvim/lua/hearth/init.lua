@@ -1,11 +1,13 @@
 -- hearth for Neovim: require('hearth').setup{...} starts `hearth lsp` through vim.lsp for
 -- the enabled filetypes and adds inline completion (ghost text), the selection commands
 -- :HearthExplain / :HearthFix / :HearthAsk (answers stream into a scratch split),
--- :HearthCancel and :HearthStatus. Works on Neovim 0.7 and 0.10+ (see compat.lua).
+-- :HearthCancel and :HearthStatus, and tells the daemon where the cursor comes to rest
+-- (hearth/cursorRest). Works on Neovim 0.7 and 0.10+ (see compat.lua).
 local chat = require('hearth.chat')
 local compat = require('hearth.compat')
 local completion = require('hearth.completion')
 local config = require('hearth.config')
+local cursor_rest = require('hearth.cursor_rest')
 local ghost = require('hearth.ghost')
 
 local M = {}
@@ -38,6 +40,11 @@ local function client_config(bufnr)
     init_options = opts.init_options,
     handlers = { ['$/progress'] = progress_handler },
     flags = { debounce_text_changes = 50 },
+    -- The buffer open while the server started counts as just entered: a rest before
+    -- the server could hear of it was not reported.
+    on_init = function()
+      vim.schedule(function() cursor_rest.entered(vim.api.nvim_get_current_buf()) end)
+    end,
     on_exit = function(code, signal)
       if code ~= 0 or (signal and signal ~= 0) then
         vim.schedule(function()
@@ -69,6 +76,10 @@ local function attach(bufnr)
   au('TextChangedP', function() completion.on_text_changed(bufnr) end)
   au('CursorMovedI', function() completion.on_cursor_moved(bufnr) end)
   au({ 'InsertLeave', 'BufLeave' }, function() completion.on_insert_leave() end)
+  au({ 'CursorMoved', 'CursorMovedI' }, function() cursor_rest.moved(bufnr) end)
+  au('BufEnter', function() cursor_rest.entered(bufnr) end)
+  -- Attached after its BufEnter (attaching waits for FileType).
+  if bufnr == vim.api.nvim_get_current_buf() then cursor_rest.entered(bufnr) end
 end
 
 -- Maps `key` in insert mode to `action` while a suggestion shows; otherwise the key does
@@ -101,6 +112,7 @@ end
 function M.setup(user_opts)
   opts = config.merge(user_opts)
   completion.init(opts)
+  cursor_rest.init(opts)
   local group = vim.api.nvim_create_augroup('hearth', { clear = true })
   -- Scheduled: FileType can fire while the buffer is still being read (`syntax on` in an
   -- init file), when a client cannot attach to it yet.
