@@ -1,4 +1,4 @@
-// Kernel benchmarks: the machine's memory read bandwidth, matvec throughput per weight format (in
+// Kernel benchmarks: the machine's int8 multiply-add peak, its memory read bandwidth, matvec throughput per weight format (in
 // GB/s of weights read, and as a share of the measured bandwidth), prefill matmul GFLOP/s, and
 // two threads against one while a same-priority busy process holds a core.
 // Matvec matrices are 4096 x 4096, cycled through enough copies (>= 256 MiB) that every pass
@@ -19,10 +19,12 @@
 #include <benchmark/benchmark.h>
 
 #include "kernels/attention.h"
+#include "kernels/cpu/dispatch.h"
 #include "kernels/fp16.h"
 #include "kernels/matmul.h"
 #include "kernels/quant.h"
 #include "kernels/thread_pool.h"
+#include "tests/bench/int8_peak.h"
 
 namespace k = hearth::kernels;
 using k::tensor_type;
@@ -152,6 +154,40 @@ void BM_read_bandwidth(benchmark::State & state) {
     auto & b = bandwidth_buffer();
     for (auto _ : state) benchmark::DoNotOptimize(stream_sum(b.data.get(), big_buffer::k_bytes / 8, pool_of(n_threads)));
     state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(big_buffer::k_bytes));
+}
+
+// The int8 multiply-add peak on every pool thread: what a prefill tile could reach if nothing
+// but its multiply-adds cost. GOPS counts 2 ops per multiply-add, as GFLOPs does for matmuls.
+void run_int8_peak(benchmark::State & state, k::cpu::isa isa, int n_threads) {
+    const auto isas = k::cpu::available_isas();
+    if (std::find(isas.begin(), isas.end(), isa) == isas.end()) {
+        state.SkipWithError("this CPU lacks the instructions");
+        return;
+    }
+#if HEARTH_BENCH_INT8_PEAK_X86
+    const bool vnni = isa == k::cpu::isa::avx512_vnni;
+    const int64_t macs_per_iter = vnni ? hearth::bench::k_int8_peak_macs_per_iter_avx512
+                                       : hearth::bench::k_int8_peak_macs_per_iter_avx2;
+    constexpr int64_t k_iters = int64_t{1} << 16;   // ~0.1-0.3 ms per thread
+    auto & pool = pool_of(n_threads);
+    std::vector<int32_t> sink(static_cast<size_t>(n_threads));
+    const double cpu0 = process_cpu_s();
+    for (auto _ : state) {
+        pool.run([&](int ti, int) {
+            sink[static_cast<size_t>(ti)] = vnni ? hearth::bench::int8_peak_avx512_vnni(k_iters)
+                                                 : hearth::bench::int8_peak_avx2(k_iters);
+        });
+        benchmark::DoNotOptimize(sink.data());
+    }
+    const double cpu_s = process_cpu_s() - cpu0;
+    const double gop = 2.0 * static_cast<double>(macs_per_iter * k_iters * n_threads) * 1e-9 *
+                       static_cast<double>(state.iterations());
+    state.counters["GOPS"] = benchmark::Counter(gop, benchmark::Counter::kIsRate);
+    state.counters["GOP_per_cpu_s"] = gop / cpu_s;
+#else
+    (void)n_threads;
+    state.SkipWithError("the int8 peak is built for x86-64 only");
+#endif
 }
 
 // One token through copies of a 4096 x 4096 matrix in turn: a decode step's weight streaming.
@@ -306,6 +342,11 @@ constexpr type_name k_prefill_types[] = {
 
 const bool registered = [] {
     benchmark::RegisterBenchmark("pool_empty_run/threads:2", BM_pool_empty_run)->UseRealTime();
+    for (auto isa : {k::cpu::isa::avx512_vnni, k::cpu::isa::avx2})
+        for (int nt : {1, 2})
+            benchmark::RegisterBenchmark(("int8_peak/" + std::string(k::cpu::isa_name(isa)) + "/threads:" + std::to_string(nt)).c_str(),
+                                         [isa, nt](benchmark::State & s) { run_int8_peak(s, isa, nt); })
+                ->UseRealTime()->MinTime(0.5);
     benchmark::RegisterBenchmark("read_bandwidth_1GiB/threads:1", BM_read_bandwidth)->Arg(1)->UseRealTime()->MinTime(1.0);
     benchmark::RegisterBenchmark("read_bandwidth_1GiB/threads:2", BM_read_bandwidth)->Arg(2)->UseRealTime()->MinTime(1.0);
     for (const auto & tn : k_matvec_types)
