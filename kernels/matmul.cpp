@@ -115,6 +115,10 @@ matmul_plan make_plan(const weight_view & w, matmul_context & ctx, float * y, th
     // multi-row kernels four).
     p.rows_per_block = round_up(std::max<int64_t>(1, static_cast<int64_t>(k_tile_weight_bytes / p.w_stride)), 16);
     p.tokens_per_block = std::clamp<int64_t>(static_cast<int64_t>(k_tile_act_bytes / p.act.row_bytes), 1, p.n_tokens);
+    // A tile that repacks its rows per call repacks them once per task: one task per row block
+    // takes every token (the default model's ffn_down had 11 token blocks, each repacking its
+    // sixteen rows again: a quarter of q6_K's prefill time).
+    if (vec_dot_tile_repacks_rows(w.type) && !p.per_token) p.tokens_per_block = p.n_tokens;
     // Keep every thread fed when the matrix is short: split the tokens finer instead.
     const int64_t n_row_blocks = ceil_div(p.n_rows, p.rows_per_block);
     const int64_t want_tasks = 4 * static_cast<int64_t>(pool.n_threads());

@@ -55,4 +55,6 @@ void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_byt
 
 bool vec_dot_tile_in_batch_order(tensor_type wt) { return cpu::active_quant_kernels()[wt].tile_batch_order; }
 
+bool vec_dot_tile_repacks_rows(tensor_type wt) { return cpu::active_quant_kernels()[wt].tile_repacks_rows; }
+
 }  // namespace hearth::kernels

@@ -54,4 +54,9 @@ void vec_dot_tile(tensor_type wt, int64_t n, const void * w, size_t w_stride_byt
 // vec_dot only up to float rounding.
 bool vec_dot_tile_in_batch_order(tensor_type wt);
 
+// Whether vec_dot_tile rearranges its weight rows on every call (AVX-512 VNNI q4_K / q6_K: the
+// row lanes of kernels/cpu/x86/quant_row_groups.h). That costs the same whatever the call's
+// token count, so a caller should give each call as many tokens as it can.
+bool vec_dot_tile_repacks_rows(tensor_type wt);
+
 }  // namespace hearth::kernels

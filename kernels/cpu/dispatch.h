@@ -58,6 +58,7 @@ struct quant_type_kernels {
     vec_dot_tile_fn vec_dot_tile = nullptr;   // set wherever vec_dot is
     tensor_type vec_dot_type = tensor_type::f32;
     bool tile_batch_order = false;            // see above
+    bool tile_repacks_rows = false;           // vec_dot_tile rearranges its rows on every call (quant.h)
 };
 
 inline constexpr size_t k_n_tensor_types = 40;

@@ -31,6 +31,7 @@ void add_kquant_kernels_avx512_vnni(quant_kernels & table) {
                 row_group_tiles<q4_K_rows>>(table, tt::q4_k);
     set_vec_dot<kernels_vnni::vec_dot_q6_K, vec_dot_rows_in_halves<kernels_vnni::vec_dot_q6_K>,
                 row_group_tiles<q6_K_rows>>(table, tt::q6_k);
+    table[tt::q4_k].tile_repacks_rows = table[tt::q6_k].tile_repacks_rows = true;
 }
 
 }  // namespace hearth::kernels::cpu
