@@ -15,6 +15,13 @@ uint64_t session_cache::bytes_for_positions(int32_t n_positions) const {
     return kv_bytes_per_token(types_, hp.n_layer, hp.n_embd_kv()) * static_cast<uint64_t>(grown);
 }
 
+bool session_cache::has_room(const std::string & key, int32_t n_positions) const {
+    const uint64_t need = bytes_for_positions(n_positions);
+    auto it = slots_.find(key);
+    const uint64_t have = it == slots_.end() ? 0 : it->second.seq->cache.allocated_bytes();
+    return stats().used_bytes + (need > have ? need - have : 0) <= budget_;
+}
+
 result<sequence *> session_cache::acquire(const std::string & key, int32_t n_positions) {
     if (n_positions < 1 || n_positions > n_ctx_)
         return fail("session cache: ", n_positions, " positions do not fit the context of ", n_ctx_, " tokens");

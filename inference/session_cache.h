@@ -50,6 +50,8 @@ public:
     // most recently used, its storage reserved, and other slots evicted (least recently used
     // first) as the budget needs. The pointer stays valid until the next acquire() or erase().
     result<sequence *> acquire(const std::string & key, int32_t n_positions);
+    // Whether acquire(key, n_positions) would find room without evicting another slot.
+    bool has_room(const std::string & key, int32_t n_positions) const;
 
     // Which of a document's slots a prompt should use. A document may hold up to max_slots
     // ("doc", "doc\n1", ...), e.g. one per place the user works at in a long file: the prompt

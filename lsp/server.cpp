@@ -278,7 +278,7 @@ void server::dispatch_notification(notification && n) {
         auto p = read(std::type_identity<did_open_params>{});
         if (!p) return;
         report(docs_.open(*p));   // a re-open replaces the content, and is reported
-        if (const document * d = docs_.find(p->textDocument.uri); d && h_.on_did_open) h_.on_did_open(*d);
+        if (const document * d = docs_.find(p->textDocument.uri); d && h_.on_did_open) h_.on_did_open(*d, docs_);
     } else if (n.method == "textDocument/didChange") {
         auto p = read(std::type_identity<did_change_params>{});
         if (!p) return;
@@ -308,6 +308,12 @@ void server::dispatch_notification(notification && n) {
     } else if (n.method == "textDocument/didPartiallyAcceptCompletion") {
         auto p = read(std::type_identity<did_partially_accept_completion_params>{});
         if (p && h_.on_did_partially_accept_completion) h_.on_did_partially_accept_completion(*p);
+    } else if (n.method == "hearth/cursorRest") {
+        auto p = read(std::type_identity<text_document_position_params>{});
+        if (!p) return;
+        const document * d = docs_.find(p->textDocument.uri);
+        if (!d) logger().debug("hearth/cursorRest for '{}', which is not open: ignored", p->textDocument.uri);
+        else if (h_.on_cursor_rest) h_.on_cursor_rest(*d, p->position, docs_);
     } else if (n.method == "hearth/didAccept") {
         auto p = read(std::type_identity<completion_feedback_params>{});
         if (p && h_.on_did_accept) h_.on_did_accept(*p);

@@ -71,10 +71,13 @@ struct handlers {
     // Any edit should invalidate in-flight work on that uri. A didOpen of a uri already open
     // replaces it and calls on_did_open again; a document the store closes itself (grown
     // past max_document_bytes) gets on_did_close.
-    std::function<void(const document &)> on_did_open;
+    std::function<void(const document &, const document_store &)> on_did_open;   // the store: the other open documents
     std::function<void(const document &)> on_did_change;
     std::function<void(std::string_view uri)> on_did_close;
     std::function<void(const document &)> on_did_save;
+    // hearth/cursorRest on an open document (one that is not open is ignored): the cursor
+    // came to rest at this position, in the negotiated encoding.
+    std::function<void(const document &, const position &, const document_store &)> on_cursor_rest;
 
     std::function<void(const inline_completion_params &, const request_context &,
                        typed_responder<inline_completion_list>)> on_inline_completion;

@@ -98,6 +98,14 @@ void tag_invoke(const json::value_from_tag &, json::value & v, const did_close_p
     v = json::object{{"textDocument", json::value_from(x.textDocument)}};
 }
 
+text_document_position_params tag_invoke(const json::value_to_tag<text_document_position_params> &, const json::value & v) {
+    const auto & o = object_of(v);
+    return text_document_position_params{field<text_document_identifier>(o, "textDocument"), field<position>(o, "position")};
+}
+void tag_invoke(const json::value_from_tag &, json::value & v, const text_document_position_params & x) {
+    v = json::object{{"textDocument", json::value_from(x.textDocument)}, {"position", json::value_from(x.position)}};
+}
+
 did_save_params tag_invoke(const json::value_to_tag<did_save_params> &, const json::value & v) {
     const auto & o = object_of(v);
     return did_save_params{field<text_document_identifier>(o, "textDocument"), optional_field<std::string>(o, "text")};
@@ -177,7 +185,7 @@ void tag_invoke(const json::value_from_tag &, json::value & v, const initialize_
     caps["executeCommandProvider"] = json::object{
         {"commands", json::array{command_explain, command_fix, command_ask, command_accept_completion}}};
     caps["experimental"] = json::object{
-        {"hearth", json::object{{"methods", json::array{"hearth/chat", "hearth/status", "hearth/didAccept", "hearth/didReject"}}}}};
+        {"hearth", json::object{{"methods", json::array{"hearth/chat", "hearth/status", "hearth/didAccept", "hearth/didReject", "hearth/cursorRest"}}}}};
     v = json::object{{"capabilities", std::move(caps)},
                      {"serverInfo", json::object{{"name", x.serverInfo.name}, {"version", x.serverInfo.version}}}};
 }

@@ -65,6 +65,8 @@ struct did_change_params {
     std::vector<text_document_content_change_event> contentChanges;
 };
 struct did_close_params { text_document_identifier textDocument; };
+// hearth/cursorRest: the editor's cursor came to rest here (the plugins send it, debounced).
+struct text_document_position_params { text_document_identifier textDocument; lsp::position position; };
 struct did_save_params { text_document_identifier textDocument; std::optional<std::string> text; };
 
 struct client_info { std::string name; std::optional<std::string> version; };
@@ -191,6 +193,7 @@ HEARTH_LSP_JSON(text_document_content_change_event);
 HEARTH_LSP_JSON(did_open_params);
 HEARTH_LSP_JSON(did_change_params);
 HEARTH_LSP_JSON(did_close_params);
+HEARTH_LSP_JSON(text_document_position_params);
 HEARTH_LSP_JSON(did_save_params);
 HEARTH_LSP_JSON(client_info);
 HEARTH_LSP_JSON(initialize_params);

@@ -94,6 +94,10 @@ struct fim_request {
     // Single-line, at the start of a line that has text: a first candidate that only writes that
     // line again is generated once more without the token that began the repeat.
     bool retry_repeated_line = true;
+    // A warm-up: the prompt goes into the document's slot and nothing is generated (no
+    // candidates). The prompt budget does not shorten it (nobody waits for it), and it takes
+    // no room another slot holds: where the KV budget is full, it is skipped.
+    bool prefill_only = false;
 };
 
 struct generation_timings {
@@ -107,6 +111,11 @@ struct generation_timings {
     int32_t n_extra_dropped = 0;   // other files' chunks left out (oldest first) to fit the context
     int32_t n_drafted = 0;         // speculation's guesses verified while generating (0 with it off)
     int32_t n_draft_accepted = 0;  // of those, the ones kept
+    int32_t n_evaluated = 0;       // prompt positions this call computed (a retried line's included)
+    // Of an answered completion: the positions computed for its document since the one answered
+    // before it, this call's and those of the requests cancelled in between (a typing burst);
+    // warm-ups are not counted here.
+    int32_t n_burst_evaluated = 0;
 };
 
 struct completion_candidate {
@@ -197,6 +206,11 @@ struct model_status {
     generation_timings last;       // the last finished call
     uint64_t windows_shortened = 0;    // completions whose window was shortened for the prompt budget
     uint64_t repeats_retried = 0;      // first lines that repeated the cursor's line, asked again (fim_request)
+    uint64_t answers = 0;              // completions answered (not cancelled, not warm-ups)
+    uint64_t answer_tokens_evaluated = 0;   // their n_burst_evaluated, summed
+    uint64_t warm_ups = 0;             // warm-ups run (fim_request::prefill_only), stopped ones included
+    uint64_t warm_ups_skipped = 0;     // ... not run: their slot would have taken another's room
+    uint64_t warm_up_tokens = 0;       // positions they computed
     double prompt_tokens_per_s = 0;    // of the last call (0 if none)
     double generate_tokens_per_s = 0;  // of the last call (0 if none)
     engine_state engine;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include <spdlog/spdlog.h>
 
@@ -178,10 +179,14 @@ public:
         auto prompt = fit_fim_prompt(voc, in, room, &n_extra_dropped);
         if (!prompt) return prompt.error();
         n_extra_dropped += limit_cold_extra(req, in, room, *prompt);
+        // Generation stops at the context's end, as llama-server's does, however many tokens were asked for.
+        const auto n_predict_for = [&](const std::vector<token_id> & p) {
+            return std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(p.size()));
+        };
+        if (req.prefill_only) return warm_up(req, *prompt, n_predict_for(*prompt), stop);
         const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
         if (shortened > 0) ++windows_shortened_;
-        // Generation stops at the context's end, as llama-server's does, however many tokens were asked for.
-        const int32_t n_predict = std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(prompt->size()));
+        const int32_t n_predict = n_predict_for(*prompt);
 
         // Invoked's extra candidates share one more generation budget after the first.
         std::chrono::steady_clock::time_point extra_deadline;
@@ -199,6 +204,7 @@ public:
                                          inference::prefill_options{true, req.chunk_reuse_min, stop});
             if (!pf) return pf.error();
             sessions_.record(*pf);
+            out.timings.n_evaluated += pf->n_evaluated;
             if (pf->stopped) break;   // cancelled mid-prompt: the worker is free at once
             if (c == 0) {
                 out.timings.n_prompt_tokens = pf->n_prompt;
@@ -257,8 +263,57 @@ public:
         if (out.candidates.size() > 2)
             std::stable_sort(out.candidates.begin() + 1, out.candidates.end(),
                              [](const auto & a, const auto & b) { return a.mean_logprob > b.mean_logprob; });
+        count_burst(req.uri, out.timings, stop.stop_requested());
         publish(out.timings);
         return out;
+    }
+
+    // The prompt into the document's slot, nothing generated (fim_request::prefill_only). A
+    // stop (a request arrived: the scheduler preempts warm-ups) keeps the positions computed so
+    // far, which that request or the next one here reuses.
+    result<completion> warm_up(const fim_request & req, const std::vector<token_id> & prompt, int32_t n_predict,
+                               std::stop_token stop) {
+        completion out;
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
+        const int32_t n_positions = static_cast<int32_t>(prompt.size()) + n_predict;
+        if (!sessions_.has_room(slot, n_positions)) {
+            // The slots of the files being edited stay: a warm-up never evicts.
+            ++warm_ups_skipped_;
+            spdlog::debug("warm-up {}: skipped, the KV budget has no room without evicting another slot", req.uri);
+            publish(std::nullopt);
+            return out;
+        }
+        auto seq = sessions_.acquire(slot, n_positions);
+        log_store_warnings();
+        if (!seq) return seq.error();
+        std::vector<float> logits;
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop});
+        if (!pf) return pf.error();
+        sessions_.record(*pf);
+        if (!pf->stopped) measure_prompt_speed(*pf);
+        ++warm_ups_;
+        warm_up_tokens_ += static_cast<uint64_t>(pf->n_evaluated);
+        out.timings.n_prompt_tokens = pf->n_prompt;
+        out.timings.n_cached_tokens = pf->n_reused;
+        out.timings.n_shifted_tokens = pf->n_shifted;
+        out.timings.n_evaluated = pf->n_evaluated;
+        out.timings.t_prompt_ms = pf->t_ms;
+        spdlog::debug("warm-up {}: {} prompt tokens, {} cached, {} evaluated in {:.1f} ms{}", req.uri, pf->n_prompt,
+                      pf->n_reused, pf->n_evaluated, pf->t_ms, pf->stopped ? " (stopped for a request)" : "");
+        publish(std::nullopt);
+        return out;
+    }
+
+    // Positions computed for a document by requests that were cancelled add up until one is
+    // answered: that answer's n_burst_evaluated is what the typing burst cost.
+    void count_burst(const std::string & uri, generation_timings & t, bool cancelled) {
+        auto & pending = burst_evaluated_[uri];
+        pending += t.n_evaluated;
+        if (cancelled) return;
+        t.n_burst_evaluated = pending;
+        ++answers_;
+        answer_tokens_evaluated_ += static_cast<uint64_t>(pending);
+        burst_evaluated_.erase(uri);
     }
 
     // The greedy line repeats the line after the cursor (inference::repeats_cursor_line), which
@@ -289,6 +344,7 @@ public:
         if (!pf) return pf.error();
         sessions_.record(*pf);
         timings.t_prompt_ms += pf->t_ms;
+        timings.n_evaluated += pf->n_evaluated;
         if (pf->stopped) return std::optional<inference::generation_result>{};
         logits[static_cast<size_t>(first.tokens[lead])] = -std::numeric_limits<float>::infinity();
         params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
@@ -353,6 +409,7 @@ public:
     void release_document(std::string_view uri) override {
         // Written to the slot store (when on), so reopening the file starts warm.
         sessions_.evict_document(std::string(uri));
+        burst_evaluated_.erase(std::string(uri));
         sessions_.evict("chat:" + std::string(uri));
         log_store_warnings();
         publish(std::nullopt);
@@ -534,6 +591,11 @@ private:
         status_.slots_rejected = st.n_rejected;
         status_.windows_shortened = windows_shortened_;
         status_.repeats_retried = repeats_retried_;
+        status_.answers = answers_;
+        status_.answer_tokens_evaluated = answer_tokens_evaluated_;
+        status_.warm_ups = warm_ups_;
+        status_.warm_ups_skipped = warm_ups_skipped_;
+        status_.warm_up_tokens = warm_up_tokens_;
         status_.offload.kv_bytes = st.device_bytes;
         if (last) last_ = *last;
         status_.last = last_;
@@ -559,6 +621,9 @@ private:
     double ms_per_prompt_token_ = 0;   // measured (see measure_prompt_speed); 0: not yet
     uint64_t windows_shortened_ = 0;
     uint64_t repeats_retried_ = 0;
+    uint64_t answers_ = 0, answer_tokens_evaluated_ = 0;
+    uint64_t warm_ups_ = 0, warm_ups_skipped_ = 0, warm_up_tokens_ = 0;
+    std::unordered_map<std::string, int32_t> burst_evaluated_;   // per document, since its last answer
     static constexpr int32_t k_min_measured_tokens = 32;
     mutable std::mutex status_mutex_;
     model_status status_;

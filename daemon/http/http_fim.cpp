@@ -303,7 +303,13 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
         slot_for(c.ask.uri).is_processing = true;
     }
     ++processing_;
-    auto r = pipeline_->run(c.ask, c.req, stop, /*remember=*/c.what == fim_call::kind::infill && !c.warm_up);
+    if (c.warm_up) {   // its client has had its answer: the prompt goes into the slot, nothing more
+        auto w = pipeline_->warm_up(c.req, stop);
+        --processing_;
+        if (!w) spdlog::warn("http {}: warm-up: {}", c.ask.uri, w.message());
+        return slot_done(c.ask.uri, w ? &*w : nullptr);
+    }
+    auto r = pipeline_->run(c.ask, c.req, stop, /*remember=*/c.what == fim_call::kind::infill);
     --processing_;
     if (!r) {
         slot_done(c.ask.uri, nullptr);
@@ -319,13 +325,13 @@ void http_api::run_fim(const fim_call & c, std::stop_token stop, const reply_ptr
     const int32_t n_ctx = model_->status().n_ctx;
     const bool context_full = t.n_prompt_tokens + t.n_generated / std::max<int32_t>(1, c.req.n_candidates) >= n_ctx;
     // Each candidate cut at the first stop word and, for llama.vim, at a line indented less than
-    // n_indent; a warm-up answers no text. The answer's own stop reason, as llama-server's.
+    // n_indent. The answer's own stop reason, as llama-server's.
     const stop_reason why = t.n_generated >= c.req.n_predict || context_full ? stop_reason::max_tokens
                                                                             : stop_reason::end_of_generation;
     std::vector<std::string> texts;
     std::vector<const char *> stops;
     for (size_t i = 0; i < std::max<size_t>(1, r->items.size()); ++i) {
-        std::string text = r->items.size() <= i || c.warm_up ? std::string() : r->items[i];
+        std::string text = r->items.size() <= i ? std::string() : r->items[i];
         const bool by_word = cut_at_stop_word(text, c.stop_words);
         const bool by_indent = cut_at_indent(text, c.n_indent);
         stops.push_back(by_word ? "word" : by_indent ? "limit" : stop_type(why));

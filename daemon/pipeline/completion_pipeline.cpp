@@ -127,9 +127,10 @@ std::vector<std::string> completion_pipeline::clean_and_record(const fim_request
         ++outcomes_.emptied[static_cast<size_t>(r.candidates.empty() ? cleanup_filter::none : first.cut)];
         if (r.candidates.empty()) why = "the model gave nothing";
     }
-    spdlog::debug("inline completion {}: {} item(s){} in {:.1f} ms ({} prompt tokens, {} cached, {} generated{}); {}", req.uri,
+    spdlog::debug("inline completion {}: {} item(s){} in {:.1f} ms ({} prompt tokens, {} cached, {} evaluated since the "
+                  "last answer, {} generated{}); {}", req.uri,
                   inserts.size(), inserts.empty() ? " (empty)" : "", ms, r.timings.n_prompt_tokens, r.timings.n_cached_tokens,
-                  r.timings.n_generated,
+                  r.timings.n_burst_evaluated, r.timings.n_generated,
                   r.timings.n_window_shortened > 0 ? ", window shortened for the prompt budget" : "", why);
     return inserts;
 }
@@ -143,6 +144,14 @@ std::optional<completion_ask> completion_pipeline::after_accept(const completion
     if (memory_.has(next.key, next.before(), next.after()))
         return std::nullopt;   // already computed
     return next;
+}
+
+result<generation_timings> completion_pipeline::warm_up(const fim_request & req, std::stop_token stop) {
+    fim_request w = req;
+    w.prefill_only = true;
+    auto r = model_->complete(w, stop, {});
+    if (!r) return r.error();
+    return r->timings;
 }
 
 std::optional<double> completion_pipeline::prefetch(const completion_ask & next, std::stop_token stop) {

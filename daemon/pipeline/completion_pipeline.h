@@ -100,6 +100,10 @@ public:
     // Computes that ask's answer into the memory; returns its time, nullopt when it was
     // stopped, failed or gave nothing.
     std::optional<double> prefetch(const completion_ask & next, std::stop_token stop);
+    // The window a request at a's cursor would evaluate, put into the document's KV slot with
+    // nothing generated (fim_request::prefill_only), so the request finds it computed; a stop
+    // keeps what was computed. The prefill's timings, or the model's error.
+    result<generation_timings> warm_up(const fim_request & req, std::stop_token stop);
 
     uint64_t answered_from_memory() const { return memory_.hits(); }
     uint64_t prefetched() const { return prefetched_.load(); }

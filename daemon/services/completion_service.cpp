@@ -16,12 +16,52 @@ namespace {
 // The scheduler key of a document's prefetch: separate from its requests', so an edit (an
 // accept is one) does not cancel it; a request that needs the model does.
 std::string prefetch_key(const std::string & key) { return "prefetch\n" + key; }
+// The scheduler key of a connection's warm-up: one at a time, the newest place wins.
+std::string warm_up_key(uint64_t owner) { return "warm-up\n" + std::to_string(owner); }
+// A file just opened is warmed at its top once the editor has stopped opening files (an
+// editor restoring its tabs opens them all at once; only the last one is warmed).
+constexpr std::chrono::milliseconds k_open_warm_up_delay{300};
 }  // namespace
 
 completion_service::completion_service(std::shared_ptr<scheduler> sched, model_service * model, completion_settings settings)
     : sched_(std::move(sched)), has_model_(model != nullptr), pipeline_(model, settings) {}
 
-void completion_service::document_changed(uint64_t owner, std::string_view uri) { sched_->cancel_key(completion_key(owner, uri)); }
+void completion_service::document_changed(uint64_t owner, std::string_view uri) {
+    sched_->cancel_key(completion_key(owner, uri));
+    sched_->cancel_key(warm_up_key(owner));   // its window is stale
+}
+
+std::vector<context_chunk> completion_service::extra_context_of(uint64_t owner, const lsp::document & d, int64_t line,
+                                                                const lsp::document_store * docs) {
+    return pipeline_.extra_context(owner, d.uri(), line, [docs](const std::string & uri) {
+        const lsp::document * other = docs ? docs->find(uri) : nullptr;
+        return other ? std::optional<std::string>(other->text()) : std::nullopt;
+    });
+}
+
+void completion_service::warm_up(uint64_t owner, const lsp::document & d, const lsp::position & at,
+                                 const lsp::document_store & docs, std::chrono::milliseconds debounce) {
+    if (!has_model_ || !pipeline_.settings().warm_up) return;
+    completion_ask ask;
+    ask.key = completion_key(owner, d.uri());
+    ask.uri = d.uri();
+    ask.language_id = d.language_id();
+    ask.text = d.text();
+    ask.cursor = d.offset_of(at);
+    ask.extra = extra_context_of(owner, d, at.line, &docs);
+    job j;
+    j.priority = job_priority::background;
+    j.owner = owner;
+    j.supersede_key = warm_up_key(owner);
+    j.yields = true;
+    j.debounce = debounce;
+    j.dropped = [](drop_reason) {};
+    j.run = [this, req = pipeline_.request_for(ask)](std::stop_token stop) {
+        if (stop.stop_requested()) return;
+        if (auto s = pipeline_.warm_up(req, stop); !s) spdlog::debug("warm-up of {} failed: {}", req.uri, s.message());
+    };
+    (void)sched_->submit(std::move(j));   // a full queue just means no warm-up
+}
 
 void completion_service::handle(uint64_t owner, const lsp::inline_completion_params & p, const lsp::request_context & ctx,
                                 lsp::typed_responder<lsp::inline_completion_list> out) {
@@ -59,11 +99,10 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     ask.text = std::move(shown);
     ask.cursor = cursor;
     ask.invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
-    const lsp::document_store * docs = ctx.documents;
-    ask.extra = pipeline_.extra_context(owner, doc->uri(), p.position.line, [docs](const std::string & uri) {
-        const lsp::document * d = docs ? docs->find(uri) : nullptr;
-        return d ? std::optional<std::string>(d->text()) : std::nullopt;
-    });
+    ask.extra = extra_context_of(owner, *doc, p.position.line, ctx.documents);
+    // This request computes its window itself; a warm-up queued for an older place would
+    // only overwrite the slot's rows behind it.
+    sched_->cancel_key(warm_up_key(owner));
     // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not over
     // a selected popup item (the memory knows the document, not the widget).
     const bool from_popup = !selected.empty() || p.context.selectedCompletionInfo.has_value();
@@ -165,7 +204,10 @@ void completion_service::submit_prefetch(uint64_t owner, const completion_ask & 
 
 void completion_service::forget_document(uint64_t owner, std::string_view uri) { pipeline_.forget(completion_key(owner, uri)); }
 
-void completion_service::document_opened(uint64_t owner, const lsp::document & d) { pipeline_.document_opened(owner, d.uri(), d.text()); }
+void completion_service::document_opened(uint64_t owner, const lsp::document & d, const lsp::document_store & docs) {
+    pipeline_.document_opened(owner, d.uri(), d.text());
+    warm_up(owner, d, lsp::position{0, 0}, docs, k_open_warm_up_delay);
+}
 
 void completion_service::forget_owner(uint64_t owner) { pipeline_.forget_owner(owner); }
 

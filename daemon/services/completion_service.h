@@ -18,6 +18,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -53,8 +54,16 @@ public:
     boost::json::object outcomes_json() const;
     // The document was closed by this connection: its suggestions are forgotten.
     void forget_document(uint64_t owner, std::string_view uri);
-    // A document was opened: its top becomes extra context for the connection's other files.
-    void document_opened(uint64_t owner, const lsp::document & d);
+    // A document was opened: its top becomes extra context for the connection's other files,
+    // and its window at the top is warmed (see warm_up) once the editor stops opening files.
+    void document_opened(uint64_t owner, const lsp::document & d, const lsp::document_store & docs);
+    // The cursor came to rest (hearth/cursorRest): the window a request there would evaluate
+    // goes into the document's KV slot in the background, below every request and preempted
+    // by any. Bounded: one warm-up per connection, the newest place replacing an older one
+    // still queued or running; an edit or a completion request of the connection drops it
+    // (the request computes what it needs itself).
+    void warm_up(uint64_t owner, const lsp::document & d, const lsp::position & at, const lsp::document_store & docs,
+                 std::chrono::milliseconds debounce = std::chrono::milliseconds(0));
     // The connection closed: its extra context goes.
     void forget_owner(uint64_t owner);
 
@@ -69,6 +78,8 @@ private:
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);
     void submit_prefetch(uint64_t owner, const completion_ask & shown, const std::string & accepted);
+    std::vector<context_chunk> extra_context_of(uint64_t owner, const lsp::document & d, int64_t line,
+                                                const lsp::document_store * docs);
 };
 
 // "<owner>\n<uri>": the scheduler's supersede key of a document's completions.

@@ -20,9 +20,12 @@ lsp::handlers services::make_handlers(uint64_t owner) {
         return {};
     };
     h.on_shutdown = [this, owner] { sched_->cancel_owner(owner); };
-    h.on_did_open = [this, owner](const lsp::document & d) {
+    h.on_did_open = [this, owner](const lsp::document & d, const lsp::document_store & docs) {
         opened(owner, d.uri());
-        completion_.document_opened(owner, d);
+        completion_.document_opened(owner, d, docs);
+    };
+    h.on_cursor_rest = [this, owner](const lsp::document & d, const lsp::position & at, const lsp::document_store & docs) {
+        completion_.warm_up(owner, d, at, docs);
     };
     h.on_did_change = [this, owner](const lsp::document & d) { completion_.document_changed(owner, d.uri()); };
     h.on_did_close = [this, owner](std::string_view uri) {
@@ -91,6 +94,14 @@ lsp::status_result services::status() const {
         extra["lastGeneratedTokens"] = m.last.n_generated;
         extra["promptWindowsShortened"] = m.windows_shortened;
         extra["repeatedLinesRetried"] = m.repeats_retried;
+        // What typing costs: positions computed per answered completion, the requests its
+        // keystrokes cancelled included; and the background warm-ups (hearth/cursorRest, didOpen).
+        extra["completionsAnswered"] = m.answers;
+        extra["answerTokensEvaluated"] = m.answer_tokens_evaluated;
+        extra["lastAnswerTokensEvaluated"] = m.last.n_burst_evaluated;
+        extra["warmUps"] = m.warm_ups;
+        extra["warmUpsSkipped"] = m.warm_ups_skipped;
+        extra["warmUpTokens"] = m.warm_up_tokens;
         // Who computes: "local", or a remote engine and whether it answered the last request.
         const auto & e = m.engine;
         boost::json::object engine{{"kind", e.kind}, {"serving", e.serving}};
@@ -132,6 +143,7 @@ lsp::status_result services::status() const {
     extra["jobsCancelledQueued"] = st.cancelled_queued;
     extra["jobsCancelledRunning"] = st.cancelled_running;
     extra["jobsSuperseded"] = st.superseded;
+    extra["jobsPreempted"] = st.preempted;
     extra["jobsRejected"] = st.rejected;
     extra["lastQueueWaitMs"] = st.last_queue_wait_ms;
     s.extra = std::move(extra);

@@ -153,6 +153,7 @@ const std::map<std::string, setter, std::less<>> & completion_keys() {
         {"extra-context-chunks", integer(F(completion.extra_context_chunks), 0, 64)},
         {"extra-context-lines", integer(F(completion.extra_context_lines), 1, 1024)},
         {"typed-ahead", boolean(F(completion.typed_ahead))},
+        {"warm-up", boolean(F(completion.warm_up))},
         {"prefetch", boolean(F(completion.prefetch))},
     };
     return keys;

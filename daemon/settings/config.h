@@ -54,6 +54,9 @@ struct completion_settings {
     int32_t extra_context_lines = 32;   // lines per piece
     bool typed_ahead = true;         // typing the start of a shown suggestion is answered from it
     bool prefetch = true;            // compute the completion after a suggestion's accept while it is shown
+    // Prefill the window where the cursor rests (hearth/cursorRest) and at the top of a file
+    // just opened, in the background, so the first suggestion there finds it computed.
+    bool warm_up = true;
 };
 
 struct chat_settings {

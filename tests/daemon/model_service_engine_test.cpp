@@ -303,3 +303,88 @@ TEST_CASE("engine service: speculation (lookup, a draft, both) gives the plain a
     bad.speculate = "sometimes";
     CHECK(make_engine_model_service(bad).message().rfind("speculate: ", 0) == 0);
 }
+
+TEST_CASE("engine service: a warm-up leaves the window in the slot, and the request there evaluates only its end",
+          "[daemon][engine][warm-up]") {
+    auto svc = tiny_service();
+    const fim_request r = story_request();
+    fim_request w = r;
+    w.prefill_only = true;
+    auto warm = svc->complete(w, {}, {});
+    REQUIRE(warm.has_value());
+    CHECK(warm->candidates.empty());
+    CHECK(warm->timings.n_generated == 0);
+    CHECK(warm->timings.n_evaluated == warm->timings.n_prompt_tokens);
+    CHECK(svc->status().warm_ups == 1);
+    CHECK(svc->status().warm_up_tokens == static_cast<uint64_t>(warm->timings.n_prompt_tokens));
+
+    auto got = svc->complete(r, {}, {});
+    REQUIRE(got.has_value());
+    // The last two prompt tokens are always evaluated again (sequence.h), nothing else.
+    CHECK(got->timings.n_cached_tokens == got->timings.n_prompt_tokens - 2);
+    CHECK(got->timings.n_burst_evaluated == 2);
+    // ... and the answer is the one a cold slot gives.
+    auto cold = tiny_service()->complete(r, {}, {});
+    REQUIRE(cold.has_value());
+    REQUIRE(got->candidates.size() == 1);
+    REQUIRE(cold->candidates.size() == 1);
+    CHECK(got->candidates[0].text == cold->candidates[0].text);
+    CHECK(svc->status().answers == 1);
+    CHECK(svc->status().answer_tokens_evaluated == 2);   // the warm-up's positions are not the answer's
+}
+
+TEST_CASE("engine service: a cancelled request's rows are reused by the next, and the burst's cost is counted once",
+          "[daemon][engine][warm-up]") {
+    auto svc = tiny_service();
+    fim_request r = story_request();
+    // The user types on: the first request is cancelled as its first piece arrives (its
+    // prompt was evaluated whole), and the next keystroke's request follows.
+    std::stop_source typed;
+    auto first = svc->complete(r, typed.get_token(), [&](std::string_view) { typed.request_stop(); });
+    REQUIRE(first.has_value());
+    const int32_t first_evaluated = first->timings.n_evaluated;
+    CHECK(first_evaluated > 10);
+    CHECK(svc->status().answers == 0);
+    r.prefix += " was";
+    auto next = svc->complete(r, {}, {});
+    REQUIRE(next.has_value());
+    // Only the typed text and the prompt's end after it are evaluated again.
+    CHECK(next->timings.n_cached_tokens >= first->timings.n_prompt_tokens - 3);
+    CHECK(next->timings.n_evaluated < 10);
+    CHECK(next->timings.n_burst_evaluated == first_evaluated + next->timings.n_evaluated);
+    CHECK(svc->status().answers == 1);
+    CHECK(svc->status().answer_tokens_evaluated == static_cast<uint64_t>(next->timings.n_burst_evaluated));
+}
+
+TEST_CASE("engine service: a warm-up never evicts the slot of a file being edited", "[daemon][engine][warm-up]") {
+    fim_request edited = story_request();
+    uint64_t one_slot = 0;
+    {
+        auto probe = tiny_service();
+        REQUIRE(probe->complete(edited, {}, {}).has_value());
+        one_slot = probe->status().kv_used_bytes;
+    }
+    engine_options o;
+    o.model_path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
+    o.cache_type = "f32";
+    o.n_threads = 1;
+    o.n_ctx = 512;
+    o.kv_budget_bytes = one_slot * 3 / 2;   // room for one such slot, not two
+    auto made = make_engine_model_service(o);
+    REQUIRE(made.has_value());
+    auto & svc = **made;
+    REQUIRE(svc.complete(edited, {}, {}).has_value());
+    fim_request other = story_request();
+    other.uri = "file:///other.txt";
+    other.prefill_only = true;
+    auto warm = svc.complete(other, {}, {});
+    REQUIRE(warm.has_value());
+    CHECK(warm->timings.n_evaluated == 0);
+    CHECK(svc.status().warm_ups_skipped == 1);
+    CHECK(svc.status().evictions == 0);
+    CHECK(svc.status().n_slots == 1);
+    // A request still gets its slot, evicting the least recently used as before.
+    other.prefill_only = false;
+    REQUIRE(svc.complete(other, {}, {}).has_value());
+    CHECK(svc.status().evictions == 1);
+}

@@ -32,11 +32,12 @@ struct running_daemon {
     int exit_code = -1;
     std::string dir;
 
-    // Prefetch is off unless asked for: its background call would change what the scripted
-    // model saw last (and how often it ran), which most tests check.
+    // Prefetch and warm-ups are off unless asked for: their background calls would change what
+    // the scripted model saw last (and how often it ran), which most tests check.
     explicit running_daemon(daemon_config cfg = {}, std::chrono::milliseconds per_token = std::chrono::milliseconds(1),
-                            bool prefetch = false) {
+                            bool prefetch = false, bool warm_up = false) {
         cfg.completion.prefetch = prefetch;
+        cfg.completion.warm_up = warm_up;
         dir = make_temp_dir();
         cfg.runtime_dir = dir + "/run";
         if (cfg.tcp_port < 0) cfg.tcp_port = 0;

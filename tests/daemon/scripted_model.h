@@ -4,7 +4,9 @@
 //  - complete(): candidate k is "ok<k>_<bytes of prefix>_<bytes of suffix>" in single-line
 //    mode, and "\n    body<k>();\n" + the suffix's first non-blank line in multi-line mode
 //    (so suffix trimming has something to trim);
-//  - chat(): "echo: " + the last user message, cut to n_predict pieces of one character.
+//  - chat(): "echo: " + the last user message, cut to n_predict pieces of one character;
+//  - a warm-up (fim_request::prefill_only) "evaluates" for warm_up_time, checking the stop
+//    token every millisecond, and generates nothing; it is counted apart from complete().
 // It records the calls so tests can check what the services sent.
 #pragma once
 
@@ -22,8 +24,10 @@ namespace hearth::daemon::testing {
 class scripted_model final : public model_service {
 public:
     std::chrono::milliseconds per_token{1};
+    std::chrono::milliseconds warm_up_time{0};
 
     result<completion> complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) override {
+        if (req.prefill_only) return warm_up(req, stop);
         {
             std::lock_guard lock(mu_);
             last_fim_ = req;
@@ -129,6 +133,9 @@ public:
     }
 
     fim_request last_fim() const { std::lock_guard lock(mu_); return last_fim_; }
+    fim_request last_warm_up() const { std::lock_guard lock(mu_); return last_warm_up_; }
+    int n_warm_ups() const { return n_warm_ups_.load(); }
+    int n_warm_ups_stopped() const { return n_warm_ups_stopped_.load(); }
     chat_request last_chat() const { std::lock_guard lock(mu_); return last_chat_; }
     std::vector<std::string> released() const { std::lock_guard lock(mu_); return released_; }
     int n_complete() const { return n_complete_.load(); }
@@ -137,6 +144,23 @@ public:
     bool running() const { return running_.load(); }
 
 private:
+    result<completion> warm_up(const fim_request & req, std::stop_token stop) {
+        {
+            std::lock_guard lock(mu_);
+            last_warm_up_ = req;
+        }
+        ++n_warm_ups_;
+        const auto end = std::chrono::steady_clock::now() + warm_up_time;
+        while (std::chrono::steady_clock::now() < end) {
+            if (stop.stop_requested()) {
+                ++n_warm_ups_stopped_;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return completion{};
+    }
+
     static std::string first_nonblank_after_cursor_line(const std::string & suffix) {
         size_t pos = suffix.find('\n');
         while (pos != std::string::npos && pos + 1 < suffix.size()) {
@@ -149,7 +173,8 @@ private:
     }
 
     mutable std::mutex mu_;
-    fim_request last_fim_;
+    fim_request last_fim_, last_warm_up_;
+    std::atomic<int> n_warm_ups_{0}, n_warm_ups_stopped_{0};
     chat_request last_chat_;
     std::vector<std::string> released_;
     std::atomic<int> n_complete_{0}, n_chat_{0}, n_stopped_{0};

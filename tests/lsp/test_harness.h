@@ -58,7 +58,7 @@ private:
             r.serverInfo.version = "test";
             return {};
         };
-        h.on_did_open = [this](const document &) { ++did_open; };
+        h.on_did_open = [this](const document &, const document_store &) { ++did_open; };
         h.on_did_change = [this](const document &) { ++did_change; };
         h.on_did_close = [this](std::string_view) { ++did_close; };
         h.on_did_save = [this](const document &) { ++did_save; };
