@@ -1,7 +1,8 @@
 // `hearth bench`: prompt processing (pp) and text generation (tg) speed in tokens/s, like
 // llama-bench, plus load time (cold and warm page cache), peak RSS and the memory-bandwidth
 // ceiling of generation. `hearth bench trace FILE` replays an editing trace (bench_trace.cpp);
-// `hearth bench quality` measures completion quality on real code (bench_quality.cpp).
+// `hearth bench quality` measures completion quality on real code (bench_quality.cpp);
+// `hearth bench editor` the first suggestion in a file just opened, and typing on (bench_editor.cpp).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/cli/cli_bench_editor.h"
 #include "daemon/cli/cli_bench_quality.h"
 #include "daemon/bench/bench_stats.h"
 #include "daemon/cli/cli_bench_trace.h"
@@ -219,6 +221,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_flag("--json", f->json, "print the results as JSON");
     add_bench_trace_command(*bench, state);
     add_bench_quality_command(*bench, state);
+    add_bench_editor_command(*bench, state);
 
     bench->callback([&state, f, bench] {
         if (bench->get_subcommands().size() > 0) return;  // `bench trace` or `bench quality` ran instead

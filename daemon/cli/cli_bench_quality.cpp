@@ -1,52 +1,13 @@
 #include "daemon/cli/cli_bench_quality.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "daemon/cli/cli_bench_script.h"
 #include "daemon/engine/model_path.h"
 
 namespace hearth::daemon {
-namespace {
-
-// Where the bench's scripts and task list live: $HEARTH_BENCH_QUALITY_DIR, else beside an
-// installed executable (<prefix>/share/hearth/bench/quality), else the source tree of a build
-// folder inside it (<source>/build/daemon/hearth). No source path is compiled in: the
-// installed binary must not point into the tree it was built from.
-std::string bench_dir(const std::filesystem::path & self) {
-    if (const char * d = std::getenv("HEARTH_BENCH_QUALITY_DIR"); d && *d) return d;
-    const auto bin = self.parent_path();
-    for (const auto & dir : {bin / ".." / "share" / "hearth" / "bench" / "quality", bin / ".." / ".." / "bench" / "quality"}) {
-        std::error_code ec;
-        if (std::filesystem::exists(dir / "run_quality.py", ec)) return std::filesystem::weakly_canonical(dir, ec).string();
-    }
-    return {};
-}
-
-// Runs argv, waits, and returns its exit status (127 when it could not start).
-int run_and_wait(const std::vector<std::string> & argv) {
-    std::vector<char *> cargv;
-    for (const auto & a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
-    cargv.push_back(nullptr);
-    std::fflush(stdout);
-    const pid_t pid = ::fork();
-    if (pid < 0) return 127;
-    if (pid == 0) {
-        ::execvp(cargv[0], cargv.data());
-        std::fprintf(stderr, "hearth bench quality: cannot run %s: %s\n", cargv[0], std::strerror(errno));
-        ::_exit(127);
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-}  // namespace
 
 void add_bench_quality_command(CLI::App & bench, cli_state & state) {
     auto * cmd = bench.add_subcommand("quality",
@@ -76,18 +37,10 @@ void add_bench_quality_command(CLI::App & bench, cli_state & state) {
     cmd->callback([&state, f] {
         auto path = resolve_model_path(f->model);
         if (!path) { std::fprintf(stderr, "hearth bench quality: %s\n", path.message().c_str()); state.exit_code = 2; return; }
-        std::error_code ec;
-        const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-        if (ec) { std::fprintf(stderr, "hearth bench quality: cannot find this executable: %s\n", ec.message().c_str()); state.exit_code = 1; return; }
-        const std::string dir = bench_dir(self);
-        if (dir.empty()) {
-            std::fprintf(stderr, "hearth bench quality: cannot find the bench's scripts (run_quality.py) beside %s; "
-                                 "set HEARTH_BENCH_QUALITY_DIR to the bench/quality folder of a hearth source tree\n",
-                         self.c_str());
-            state.exit_code = 2;
-            return;
-        }
-        std::vector<std::string> argv{"python3", dir + "/run_quality.py", "--hearth", self.string(), "--model", *path,
+        auto self = self_executable();
+        auto dir = self ? bench_script_dir("quality", "run_quality.py") : result<std::string>(self.error());
+        if (!dir) { std::fprintf(stderr, "hearth bench quality: %s\n", dir.message().c_str()); state.exit_code = 2; return; }
+        std::vector<std::string> argv{"python3", *dir + "/run_quality.py", "--hearth", *self, "--model", *path,
                                       "--limit", std::to_string(f->limit), "--sides", f->sides, "--threads", std::to_string(f->threads)};
         auto add = [&argv](const char * flag, const std::string & v) { if (!v.empty()) { argv.push_back(flag); argv.push_back(v); } };
         add("--tasks", f->tasks);
