@@ -95,8 +95,9 @@ struct fim_request {
     // line again is generated once more without the token that began the repeat.
     bool retry_repeated_line = true;
     // A warm-up: the prompt goes into the document's slot and nothing is generated (no
-    // candidates). The prompt budget does not shorten it (nobody waits for it), and it takes
-    // no room another slot holds: where the KV budget is full, it is skipped.
+    // candidates). Its window is the one a request arriving now would get (the prompt budget
+    // shortens it alike; prompt_budget 0: the whole window), and it takes no room another slot
+    // holds: where the KV budget is full, it is skipped.
     bool prefill_only = false;
 };
 

@@ -183,8 +183,11 @@ public:
         const auto n_predict_for = [&](const std::vector<token_id> & p) {
             return std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(p.size()));
         };
-        if (req.prefill_only) return warm_up(req, *prompt, n_predict_for(*prompt), stop);
+        // A warm-up is shortened as a request arriving now would be: the request then finds
+        // the same window, whose rows the warm-up left in the slot keep it from being shortened
+        // further (the budget counts only what the slot lacks).
         const int shortened = shorten_for_prompt_budget(req, in, room, *prompt);
+        if (req.prefill_only) return warm_up(req, *prompt, n_predict_for(*prompt), stop);
         if (shortened > 0) ++windows_shortened_;
         const int32_t n_predict = n_predict_for(*prompt);
 
