@@ -1,6 +1,7 @@
 // Kernel benchmarks: the machine's int8 multiply-add peak, its memory read bandwidth, matvec throughput per weight format (in
-// GB/s of weights read, and as a share of the measured bandwidth), prefill matmul GFLOP/s, and
-// two threads against one while a same-priority busy process holds a core.
+// GB/s of weights read, and as a share of the measured bandwidth), prefill matmul GFLOP/s (4096 x
+// 4096, and q5_0 at the default model's shapes), and two threads against one while a
+// same-priority busy process holds a core.
 // Matvec matrices are 4096 x 4096, cycled through enough copies (>= 256 MiB) that every pass
 // reads DRAM rather than the last-level cache. Run: build/tests/bench/hearth_bench_kernels
 #include <algorithm>
@@ -65,17 +66,18 @@ std::vector<size_t> scale_offsets(tensor_type t) {
     }
 }
 
-// `copies` identical random k_dim x k_dim matrices of type t, back to back.
-std::unique_ptr<uint8_t[]> make_weights(tensor_type t, size_t copies, size_t & matrix_bytes) {
-    const size_t row_bytes = k::row_size(t, k_dim);
-    matrix_bytes = row_bytes * k_dim;
+// `copies` identical random n_rows x n_cols matrices of type t, back to back.
+std::unique_ptr<uint8_t[]> make_weights(tensor_type t, size_t copies, size_t & matrix_bytes, int64_t n_rows = k_dim,
+                                        int64_t n_cols = k_dim) {
+    const size_t row_bytes = k::row_size(t, n_cols);
+    matrix_bytes = row_bytes * static_cast<size_t>(n_rows);
     std::unique_ptr<uint8_t[]> w(new uint8_t[matrix_bytes * copies]);
     uint64_t s = 0x9E3779B97F4A7C15ull;
     if (t == tensor_type::f16 || t == tensor_type::f32) {
-        std::vector<float> row(k_dim);
-        for (int64_t r = 0; r < k_dim; ++r) {
+        std::vector<float> row(static_cast<size_t>(n_cols));
+        for (int64_t r = 0; r < n_rows; ++r) {
             for (auto & v : row) v = static_cast<float>(static_cast<int64_t>(xorshift(s) % 2001) - 1000) * 1e-4f;
-            k::quantize_row(t, row.data(), w.get() + r * row_bytes, k_dim);
+            k::quantize_row(t, row.data(), w.get() + r * row_bytes, n_cols);
         }
     } else {
         for (size_t i = 0; i < matrix_bytes; i += 8) {
@@ -91,8 +93,8 @@ std::unique_ptr<uint8_t[]> make_weights(tensor_type t, size_t copies, size_t & m
     return w;
 }
 
-std::vector<float> make_activations(int64_t n_tokens) {
-    std::vector<float> x(static_cast<size_t>(n_tokens * k_dim));
+std::vector<float> make_activations(int64_t n_tokens, int64_t n_cols = k_dim) {
+    std::vector<float> x(static_cast<size_t>(n_tokens * n_cols));
     std::mt19937 rng(1);
     std::normal_distribution<float> nd(0.0f, 1.0f);
     for (auto & v : x) v = nd(rng);
@@ -221,27 +223,28 @@ void run_matvec(benchmark::State & state, tensor_type t, int n_threads) {
     state.counters["idle"] = stats.idle_fraction();
 }
 
-// n_tokens tokens through one 4096 x 4096 matrix: prefill.
-void run_prefill(benchmark::State & state, tensor_type t, int64_t n_tokens, int n_threads) {
+// n_tokens tokens through one n_rows x n_cols matrix (4096 x 4096 unless named): prefill.
+void run_prefill(benchmark::State & state, tensor_type t, int64_t n_tokens, int n_threads, int64_t n_rows = k_dim,
+                 int64_t n_cols = k_dim) {
     if (!k::is_supported(t)) {
         state.SkipWithError("type not supported by this build");
         return;
     }
     size_t matrix_bytes = 0;
-    const auto w = make_weights(t, 1, matrix_bytes);
-    const auto x = make_activations(n_tokens);
-    std::vector<float> y(static_cast<size_t>(n_tokens * k_dim));
+    const auto w = make_weights(t, 1, matrix_bytes, n_rows, n_cols);
+    const auto x = make_activations(n_tokens, n_cols);
+    std::vector<float> y(static_cast<size_t>(n_tokens * n_rows));
     k::matmul_context ctx;
     auto & pool = pool_of(n_threads);
     pool.reset_stats();
-    const k::weight_view view{t, w.get(), k_dim, k_dim, k::row_size(t, k_dim)};
+    const k::weight_view view{t, w.get(), n_rows, n_cols, k::row_size(t, n_cols)};
     const double cpu0 = process_cpu_s();
     for (auto _ : state) {
         k::matmul(view, x.data(), n_tokens, y.data(), pool, ctx);   // includes converting the activations
         benchmark::DoNotOptimize(y.data());
     }
     const double cpu_s = process_cpu_s() - cpu0;
-    const double gflop = 2.0 * k_dim * k_dim * static_cast<double>(n_tokens) * 1e-9 * static_cast<double>(state.iterations());
+    const double gflop = 2.0 * static_cast<double>(n_rows * n_cols * n_tokens) * 1e-9 * static_cast<double>(state.iterations());
     state.counters["GFLOPs"] = benchmark::Counter(gflop, benchmark::Counter::kIsRate);
     state.counters["GFLOP_per_cpu_s"] = gflop / cpu_s;
     state.counters["idle"] = pool.get_stats().idle_fraction();
@@ -359,6 +362,22 @@ const bool registered = [] {
             benchmark::RegisterBenchmark((std::string("prefill_4096/") + tn.name + "/tokens:" + std::to_string(n) + "/threads:2").c_str(),
                                          [tn, n](benchmark::State & s) { run_prefill(s, tn.t, n, 2); })
                 ->UseRealTime()->MinTime(2.0)->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("prefill_4096/q5_0/tokens:512/threads:1", [](benchmark::State & s) { run_prefill(s, tensor_type::q5_0, 512, 1); })
+        ->UseRealTime()->MinTime(2.0)->Unit(benchmark::kMillisecond);
+    // The default model's q5_0 matrices (Qwen2.5-Coder-0.5B Q4_K_M: rows x 896 columns), as its
+    // prefill batches them (attn_output has attn_q's shape, ffn_gate ffn_up's): against
+    // prefill_4096/q5_0, what narrow rows and short matrices cost.
+    struct shape {
+        const char * name;
+        int64_t n_rows, n_cols;
+    };
+    for (const shape sh : {shape{"attn_q", 896, 896}, shape{"attn_k", 128, 896}, shape{"ffn_up", 4864, 896}})
+        for (int64_t n : {32, 128, 256, 512})   // 256: the engine's batch
+            for (int nt : {1, 2})
+                benchmark::RegisterBenchmark((std::string("prefill_shape/q5_0/") + sh.name + ":" + std::to_string(sh.n_rows) + "x" +
+                                              std::to_string(sh.n_cols) + "/tokens:" + std::to_string(n) + "/threads:" + std::to_string(nt)).c_str(),
+                                             [sh, n, nt](benchmark::State & s) { run_prefill(s, tensor_type::q5_0, n, nt, sh.n_rows, sh.n_cols); })
+                    ->UseRealTime()->MinTime(0.5)->Unit(benchmark::kMillisecond);
     for (int nt : {1, 2})
         benchmark::RegisterBenchmark(("matvec_4096_busy_neighbour/q8_0/threads:" + std::to_string(nt)).c_str(),
                                      BM_matvec_busy_neighbour)
