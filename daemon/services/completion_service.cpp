@@ -1,6 +1,7 @@
 #include "daemon/services/completion_service.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 
 #include <boost/json/object.hpp>
@@ -21,14 +22,22 @@ std::string warm_up_key(uint64_t owner) { return "warm-up\n" + std::to_string(ow
 // A file just opened is warmed at its top once the editor has stopped opening files (an
 // editor restoring its tabs opens them all at once; only the last one is warmed).
 constexpr std::chrono::milliseconds k_open_warm_up_delay{300};
+// A request this close to where the warm-up was asked for shares its window's head (the
+// window is 64 lines above the cursor line): it waits for the warm-up rather than stop it.
+constexpr int64_t k_warm_up_lines = 4;
 }  // namespace
 
 completion_service::completion_service(std::shared_ptr<scheduler> sched, model_service * model, completion_settings settings)
     : sched_(std::move(sched)), has_model_(model != nullptr), pipeline_(model, settings) {}
 
-void completion_service::document_changed(uint64_t owner, std::string_view uri) {
-    sched_->cancel_key(completion_key(owner, uri));
-    sched_->cancel_key(warm_up_key(owner));   // its window is stale
+// A warm-up goes on through edits: typing where it was asked for changes only the cursor line
+// of its window, and the request after it needs the rest.
+void completion_service::document_changed(uint64_t owner, std::string_view uri) { sched_->cancel_key(completion_key(owner, uri)); }
+
+bool completion_service::continues_warm_up(uint64_t owner, const std::string & uri, int64_t line) {
+    std::lock_guard lock(warm_mu_);
+    auto it = warm_places_.find(owner);
+    return it != warm_places_.end() && it->second.uri == uri && std::abs(it->second.line - line) <= k_warm_up_lines;
 }
 
 std::vector<context_chunk> completion_service::extra_context_of(uint64_t owner, const lsp::document & d, int64_t line,
@@ -49,6 +58,10 @@ void completion_service::warm_up(uint64_t owner, const lsp::document & d, const 
     ask.text = d.text();
     ask.cursor = d.offset_of(at);
     ask.extra = extra_context_of(owner, d, at.line, &docs);
+    {
+        std::lock_guard lock(warm_mu_);
+        warm_places_[owner] = {d.uri(), at.line};
+    }
     job j;
     j.priority = job_priority::background;
     j.owner = owner;
@@ -100,9 +113,10 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     ask.cursor = cursor;
     ask.invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
     ask.extra = extra_context_of(owner, *doc, p.position.line, ctx.documents);
-    // This request computes its window itself; a warm-up queued for an older place would
-    // only overwrite the slot's rows behind it.
-    sched_->cancel_key(warm_up_key(owner));
+    // At the warm-up's place the request continues its work (and waits for it); elsewhere it
+    // computes its own window, and the warm-up would only overwrite the slot's rows behind it.
+    const bool after_warm_up = continues_warm_up(owner, ask.uri, p.position.line);
+    if (!after_warm_up) sched_->cancel_key(warm_up_key(owner));
     // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not over
     // a selected popup item (the memory knows the document, not the widget).
     const bool from_popup = !selected.empty() || p.context.selectedCompletionInfo.has_value();
@@ -124,6 +138,7 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     job j;
     j.priority = job_priority::completion;
     j.owner = owner;
+    if (after_warm_up) j.continues = warm_up_key(owner);
     j.supersede_key = ask.key;
     j.debounce = ask.invoked ? std::chrono::milliseconds(0) : std::chrono::milliseconds(pipeline_.settings().debounce_ms);
     j.dropped = [out](drop_reason r) {
@@ -209,6 +224,10 @@ void completion_service::document_opened(uint64_t owner, const lsp::document & d
     warm_up(owner, d, lsp::position{0, 0}, docs, k_open_warm_up_delay);
 }
 
-void completion_service::forget_owner(uint64_t owner) { pipeline_.forget_owner(owner); }
+void completion_service::forget_owner(uint64_t owner) {
+    pipeline_.forget_owner(owner);
+    std::lock_guard lock(warm_mu_);
+    warm_places_.erase(owner);
+}
 
 }  // namespace hearth::daemon

@@ -19,7 +19,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,9 +61,10 @@ public:
     void document_opened(uint64_t owner, const lsp::document & d, const lsp::document_store & docs);
     // The cursor came to rest (hearth/cursorRest): the window a request there would evaluate
     // goes into the document's KV slot in the background, below every request and preempted
-    // by any. Bounded: one warm-up per connection, the newest place replacing an older one
-    // still queued or running; an edit or a completion request of the connection drops it
-    // (the request computes what it needs itself).
+    // by any other. Bounded: one warm-up per connection, the newest place replacing an older
+    // one still queued or running. A completion request of the connection at the same place
+    // (the document, within a few lines) waits for it: the warm-up's rows are the request's
+    // head, and typing there changes only the cursor line; one elsewhere drops it.
     void warm_up(uint64_t owner, const lsp::document & d, const lsp::position & at, const lsp::document_store & docs,
                  std::chrono::milliseconds debounce = std::chrono::milliseconds(0));
     // The connection closed: its extra context goes.
@@ -74,6 +77,14 @@ private:
     std::atomic<double> last_ms_{0};
     std::atomic<uint64_t> served_{0};
     std::atomic<uint64_t> next_item_id_{1};
+    // Where each connection's latest warm-up was asked for.
+    struct warm_place {
+        std::string uri;
+        int64_t line = 0;
+    };
+    std::mutex warm_mu_;
+    std::map<uint64_t, warm_place> warm_places_;
+    bool continues_warm_up(uint64_t owner, const std::string & uri, int64_t line);
 
     lsp::inline_completion_list make_list(const std::string & uri, const std::vector<std::string> & inserts,
                                           const std::string & selected, const lsp::range & replace, uint64_t first_item_id);

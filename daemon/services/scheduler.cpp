@@ -27,7 +27,8 @@ result<scheduler::job_id> scheduler::submit(job j) {
             if (stopped_running) ++stats_.cancelled_running;
             stats_.superseded += superseded.size();
         }
-        if (running_id_ != 0 && running_yields_ && j.priority < running_priority_ && !running_stop_.stop_requested()) {
+        if (running_id_ != 0 && running_yields_ && j.priority < running_priority_ &&
+            (j.continues.empty() || j.continues != running_key_) && !running_stop_.stop_requested()) {
             running_stop_.request_stop();
             ++stats_.preempted;
         }

@@ -9,7 +9,8 @@
 // into the last one; waiting uses the condition variable's deadline, never polling.
 // A job that yields (a background warm-up) is stopped, running, as soon as a job of a higher
 // priority is submitted: the worker is the user's the moment a request arrives, and what the
-// warm-up computed so far stays in its KV slot.
+// warm-up computed so far stays in its KV slot. A request that continues a warm-up's work
+// (the same window) names its key (`continues`) and waits for that one instead.
 //
 // Every submitted job ends exactly once: either run() is called on the worker (it sees its
 // stop token requested if it was cancelled while running), or dropped() is called with the
@@ -49,6 +50,7 @@ struct job {
     std::string supersede_key;           // empty: never superseded
     std::chrono::milliseconds debounce{0};
     bool yields = false;                 // stopped while running when a higher-priority job arrives
+    std::string continues;               // a yielding job's supersede key: this job waits for that one
     std::function<void(std::stop_token)> run;
     std::function<void(drop_reason)> dropped;
 };

@@ -435,51 +435,84 @@ TEST_CASE("daemon: hearth/status counts why answers were cut, trimmed or empty",
     CHECK(o.at("ends").at("end_of_generation").as_int64() == 2);
 }
 
+namespace {
+void rest_cursor(test_client & c, const std::string & uri, int line, int ch) {
+    const bool sent = static_cast<bool>(c.notify("hearth/cursorRest", {{"textDocument", {{"uri", uri}}},
+                                                                      {"position", {{"line", line}, {"character", ch}}}}));
+    REQUIRE(sent);
+}
+void wait_warm_ups(scripted_model & m, int n) {
+    for (int i = 0; i < 400 && m.n_warm_ups() < n; ++i) std::this_thread::sleep_for(5ms);
+    REQUIRE(m.n_warm_ups() == n);
+}
+}  // namespace
+
 TEST_CASE("daemon: where the cursor rests, the window is warmed in the background and yields to a request",
           "[daemon][warm-up]") {
     running_daemon d({}, 1ms, /*prefetch=*/false, /*warm_up=*/true);
-    d.model->warm_up_time = 5s;   // a long prefill, so the request below arrives while it runs
+    d.model->warm_up_time = 5s;   // a long prefill, so the requests below arrive while it runs
     auto c = d.unix_client();
     initialize(c);
-    const std::string uri = "file:///w/rest.py";
+    const std::string uri = "file:///w/rest.py", other = "file:///w/other.py";
     const std::string text = "def f(x):\n    y = x\n    \n    return y\n";
+    open_doc(c, other, "z = 1\n", "python");
     open_doc(c, uri, text, "python");
-    // The file just opened is warmed at its top once the editor stops opening files...
-    for (int i = 0; i < 200 && d.model->n_warm_ups() < 1; ++i) std::this_thread::sleep_for(5ms);
-    REQUIRE(d.model->n_warm_ups() == 1);
+    // The file just opened is warmed at its top once the editor stops opening files (the
+    // first one's warm-up was replaced before it began)...
+    wait_warm_ups(*d.model, 1);
     CHECK(d.model->last_warm_up().prefix.empty());
+    CHECK(d.model->last_warm_up().uri == uri);
     // ... and the cursor coming to rest elsewhere replaces that warm-up with one there: the
     // window a request at that place would evaluate, with nothing generated.
-    { const bool sent = static_cast<bool>(c.notify("hearth/cursorRest", {{"textDocument", {{"uri", uri}}},
-                                                                        {"position", {{"line", 2}, {"character", 4}}}}));
-      REQUIRE(sent); }
-    for (int i = 0; i < 200 && d.model->n_warm_ups() < 2; ++i) std::this_thread::sleep_for(5ms);
-    REQUIRE(d.model->n_warm_ups() == 2);
+    rest_cursor(c, uri, 2, 4);
+    wait_warm_ups(*d.model, 2);
     CHECK(d.model->n_warm_ups_stopped() == 1);
     const fim_request warm = d.model->last_warm_up();
     CHECK(warm.prefill_only);
     CHECK(warm.prefix == "def f(x):\n    y = x\n    ");
     CHECK(warm.suffix == "\n    return y\n");
     CHECK(d.model->n_complete() == 0);
-    // A request preempts the warm-up at once (the scripted prefill checks its stop every ms),
-    // and its window is the one warmed.
-    const auto t0 = std::chrono::steady_clock::now();
-    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params(uri, 2, 4, 1)));
+    // A request elsewhere stops it at once (the scripted prefill checks its stop every ms).
+    auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(c.request(3, "textDocument/inlineCompletion", completion_params(other, 0, 5, 2)));
     ok_result(c, 3);
     CHECK(std::chrono::steady_clock::now() - t0 < 2s);
     CHECK(d.model->n_warm_ups_stopped() == 2);
-    CHECK(d.model->last_fim().prefix == warm.prefix);
-    CHECK(d.model->last_fim().suffix == warm.suffix);
-    // The connection's own request drops its warm-up (stopped while running, as a request of
-    // another connection would preempt it).
-    REQUIRE(c.request(4, "hearth/status"));
-    CHECK(ok_result(c, 4).at("jobsCancelledRunning").as_int64() == 2);
-    // A rest in a document that is not open is ignored; an edit drops a warm-up not yet done.
-    { const bool sent = static_cast<bool>(c.notify("hearth/cursorRest", {{"textDocument", {{"uri", "file:///w/closed.py"}}},
-                                                                        {"position", {{"line", 0}, {"character", 0}}}}));
+
+    // Typing where the warm-up runs: the edit leaves it be, and the request there waits for it,
+    // then evaluates the same window with the typed text.
+    d.model->warm_up_time = 300ms;
+    rest_cursor(c, uri, 2, 4);
+    wait_warm_ups(*d.model, 3);
+    { const bool sent = static_cast<bool>(c.notify("textDocument/didChange",
+          {{"textDocument", {{"uri", uri}, {"version", 2}}},
+           {"contentChanges", json::array{{{"range", {{"start", {{"line", 2}, {"character", 4}}}, {"end", {{"line", 2}, {"character", 4}}}}},
+                                           {"text", "r"}}}}}));
       REQUIRE(sent); }
+    REQUIRE(c.request(4, "textDocument/inlineCompletion", completion_params(uri, 2, 5, 2)));
+    ok_result(c, 4);
+    CHECK(d.model->n_warm_ups_stopped() == 2);   // it ran to its end
+    CHECK(d.model->last_fim().prefix == warm.prefix + "r");
+    CHECK(d.model->last_fim().suffix == warm.suffix);
+
+    // Another connection's request preempts a warm-up (it yields to everyone's requests).
+    d.model->warm_up_time = 5s;
+    rest_cursor(c, uri, 0, 0);
+    wait_warm_ups(*d.model, 4);
+    auto c2 = d.unix_client();
+    initialize(c2);
+    open_doc(c2, other, "z = 1\n", "python");
+    t0 = std::chrono::steady_clock::now();
+    REQUIRE(c2.request(5, "textDocument/inlineCompletion", completion_params(other, 0, 5, 2)));
+    ok_result(c2, 5);
+    CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+    CHECK(d.model->n_warm_ups_stopped() == 3);
+    REQUIRE(c.request(6, "hearth/status"));
+    CHECK(ok_result(c, 6).at("jobsPreempted").as_int64() == 1);
+    // A rest in a document that is not open is ignored.
+    rest_cursor(c, "file:///w/closed.py", 0, 0);
     std::this_thread::sleep_for(50ms);
-    CHECK(d.model->n_warm_ups() == 2);
+    CHECK(d.model->n_warm_ups() == 4);
 }
 
 TEST_CASE("daemon: with warm-up off, neither opening a file nor a resting cursor runs the model", "[daemon][warm-up]") {
@@ -487,9 +520,7 @@ TEST_CASE("daemon: with warm-up off, neither opening a file nor a resting cursor
     auto c = d.unix_client();
     initialize(c);
     open_doc(c, "file:///w/a.py", "x = 1\n", "python");
-    { const bool sent = static_cast<bool>(c.notify("hearth/cursorRest", {{"textDocument", {{"uri", "file:///w/a.py"}}},
-                                                                        {"position", {{"line", 0}, {"character", 5}}}}));
-      REQUIRE(sent); }
+    rest_cursor(c, "file:///w/a.py", 0, 5);
     std::this_thread::sleep_for(500ms);
     CHECK(d.model->n_warm_ups() == 0);
 }

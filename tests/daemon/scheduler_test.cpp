@@ -278,3 +278,22 @@ TEST_CASE("scheduler: a yielding background job is preempted by a request within
     CHECK(ev[4] == "ran request2");
     CHECK(s.stats().preempted == 1);
 }
+
+TEST_CASE("scheduler: a request that continues a warm-up's work waits for it instead of stopping it", "[daemon][scheduler]") {
+    scheduler s;
+    journal log;
+    std::promise<void> started;
+    job warm = recording_job(log, "warm", job_priority::background, 60ms);
+    warm.yields = true;
+    warm.supersede_key = "warm-up 1";
+    auto inner = warm.run;
+    warm.run = [&, inner](std::stop_token stop) { started.set_value(); inner(stop); };
+    REQUIRE(s.submit(std::move(warm)));
+    started.get_future().wait();
+    job request = recording_job(log, "request", job_priority::completion);
+    request.continues = "warm-up 1";
+    REQUIRE(s.submit(std::move(request)));
+    wait_for_events(log, 2);
+    CHECK(log.snapshot() == std::vector<std::string>{"ran warm", "ran request"});
+    CHECK(s.stats().preempted == 0);
+}
