@@ -181,6 +181,12 @@ void print_status(const boost::json::object & s) {
     std::printf("completions        %.0f served (%.0f from the suggestion memory, %.0f prefetched), last %.1f ms\n",
                 num(s, "completionsServed"), num(s, "completionsFromMemory"), num(s, "completionsPrefetched"),
                 num(s, "lastCompletionMs"));
+    const double answered = num(s, "completionsAnswered");
+    std::printf("typing cost        %.1f prompt tokens evaluated per answered completion (cancelled keystrokes "
+                "included; last %.0f)\n", answered > 0 ? num(s, "answerTokensEvaluated") / answered : 0.0,
+                num(s, "lastAnswerTokensEvaluated"));
+    std::printf("warm-ups           %.0f run, %.0f prompt tokens evaluated, %.0f skipped for want of KV room\n",
+                num(s, "warmUps"), num(s, "warmUpTokens"), num(s, "warmUpsSkipped"));
     print_outcomes(s);
     std::printf("last request       %.0f prompt tokens (%.0f cached), %.0f generated; %.1f prompt t/s, %.1f generation t/s\n",
                 num(s, "lastPromptTokens"), num(s, "lastCachedTokens"), num(s, "lastGeneratedTokens"),
