@@ -4,6 +4,7 @@
 #   share/hearth/hearth.vsix           the VS Code extension (code --install-extension)
 #   share/man/man1/hearth.1.gz         hearth(1), written from the binary's own --help texts
 #   share/hearth/bench/quality/        `hearth bench quality`'s scripts and task list
+#   share/hearth/bench/common/         what the benches import (found beside their own folder)
 # and the Debian package CPack builds from the same rules (cpack -G DEB: hearth_<version>_<arch>.deb,
 # its run-time dependencies found by dpkg-shlibdeps from the libraries the binary links).
 include(GNUInstallDirs)
@@ -28,8 +29,10 @@ if(HEARTH_VSIX)
   install(FILES ${HEARTH_VSIX} DESTINATION ${CMAKE_INSTALL_DATADIR}/hearth)
 endif()
 install(FILES ${HEARTH_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/quality/ DESTINATION ${CMAKE_INSTALL_DATADIR}/hearth/bench/quality
-        PATTERN "__pycache__" EXCLUDE)
+foreach(bench quality common)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/${bench}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/hearth/bench/${bench}
+          PATTERN "__pycache__" EXCLUDE)
+endforeach()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME hearth)

@@ -22,7 +22,6 @@ import difflib
 import hashlib
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))   # bench/common, also when installed
+from hearth_bench import bench_error, busy_neighbour, daemon_status, hearth_daemon, lsp_connection  # noqa: E402
 DEFAULT_TASKS = os.path.join(HERE, "tasks-v1.jsonl")
 SINGLE_LINE = ("line_start", "mid_line", "empty_line")
 PREFIX_LINES, SUFFIX_LINES, MAX_TOKENS = 64, 16, 64   # hearth's completion defaults
@@ -38,10 +39,6 @@ PREFIX_LINES, SUFFIX_LINES, MAX_TOKENS = 64, 16, 64   # hearth's completion defa
 
 def say(msg):
     print(f"bench quality: {msg}", file=sys.stderr, flush=True)
-
-
-class bench_error(Exception):
-    pass
 
 
 # --- tasks ----------------------------------------------------------------------------------
@@ -120,116 +117,6 @@ def fim_window(doc, cursor):
 
 # --- hearth through its LSP socket ----------------------------------------------------------
 
-class lsp_connection:
-    def __init__(self, path, timeout_s):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout_s)
-        self.sock.connect(path)
-        self.buf = b""
-        self.next_id = 1
-
-    def send(self, method, params, request=True):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        if request:
-            msg["id"] = self.next_id
-            self.next_id += 1
-        body = json.dumps(msg).encode()
-        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        return msg.get("id")
-
-    def read_message(self):
-        while b"\r\n\r\n" not in self.buf:
-            self._fill()
-        head, rest = self.buf.split(b"\r\n\r\n", 1)
-        length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length"))
-        while len(rest) < length:
-            self.buf = rest
-            self._fill()
-            rest = self.buf
-        self.buf = rest[length:]
-        return json.loads(rest[:length])
-
-    def _fill(self):
-        chunk = self.sock.recv(65536)
-        if not chunk:
-            raise bench_error("the daemon closed the connection")
-        self.buf += chunk
-
-    def request(self, method, params):
-        rid = self.send(method, params)
-        while True:
-            m = self.read_message()
-            if m.get("id") == rid and "method" not in m:
-                return m
-
-    def close(self):
-        try:
-            self.request("shutdown", None)
-            self.send("exit", None, request=False)
-        except (OSError, bench_error):
-            pass
-        self.sock.close()
-
-
-class hearth_daemon:
-    """A private `hearth daemon` on its own socket, every setting at its default."""
-
-    def __init__(self, hearth, model, workdir, extra_args, log_level, settings):
-        self.dir = workdir
-        self.socket = os.path.join(workdir, "hearth.sock")
-        config = os.path.join(workdir, "config.toml")
-        with open(config, "w") as f:
-            f.write(config_toml(settings))
-        os.makedirs(os.path.join(workdir, "run"), mode=0o700, exist_ok=True)
-        cmd = [hearth, "daemon", "--model", model, "--socket", self.socket, "--runtime-dir", os.path.join(workdir, "run"),
-               "--slot-dir", os.path.join(workdir, "slots"), "--config", config, "--log-file", "none",
-               "--log-level", log_level] + extra_args
-        self.log = open(os.path.join(workdir, "daemon.log"), "w")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        deadline = time.monotonic() + 120
-        while True:
-            if self.proc.poll() is not None:
-                raise bench_error(f"hearth daemon exited with {self.proc.returncode}: {self.log_tail()}")
-            try:
-                lsp_connection(self.socket, 5).sock.close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise bench_error("hearth daemon did not open its socket within 120 s")
-                time.sleep(0.05)
-
-    def log_tail(self):
-        self.log.flush()
-        return open(self.log.name).read()[-2000:]
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-
-
-def config_toml(settings):
-    """The daemon's config file from SECTION.KEY=VALUE settings (none: every default)."""
-    sections = {}
-    for item in settings:
-        key, eq, value = item.partition("=")
-        section, dot, name = key.rpartition(".")
-        if not eq or not name:
-            raise bench_error(f"--setting {item!r}: expected SECTION.KEY=VALUE, e.g. completion.time-budget-ms=60000")
-        if not (value in ("true", "false") or value.lstrip("-").replace(".", "", 1).isdigit()):
-            value = json.dumps(value)
-        sections.setdefault(section, []).append(f"{name} = {value}")
-    out = "".join(f"{line}\n" for line in sections.pop("", []))
-    return out + "".join(f"[{sec}]\n" + "".join(f"{line}\n" for line in lines) for sec, lines in sections.items())
-
-
 LANGUAGE_ID = {"python": "python", "cpp": "cpp"}
 
 
@@ -290,17 +177,6 @@ def run_hearth(args, tasks, workdir):
             with open(args.daemon_log, "w") as f:
                 f.write(open(daemon.log.name).read())
     return out
-
-
-def daemon_status(daemon, timeout_s):
-    """hearth/status after the run: its counters say why answers came back empty or cut."""
-    conn = lsp_connection(daemon.socket, timeout_s)
-    try:
-        conn.request("initialize", {"processId": os.getpid(), "capabilities": {}})
-        conn.send("initialized", {}, request=False)
-        return conn.request("hearth/status", {}).get("result")
-    finally:
-        conn.close()
 
 
 def progress(side, i, n, r):
@@ -542,18 +418,6 @@ def print_table(summaries):
             p90 = f"{s['ms_p90']:.0f}" if s["ms_p90"] is not None else "-"
             print(f"{row:<12} {side:<10} {s['n']:>4} {100 * s['exact']:>6.1f}% {100 * s['parses']:>6.1f}% "
                   f"{s['similarity']:>6.3f} {100 * s['non_empty']:>8.1f}% {p50:>8} {p90:>8}")
-
-
-class busy_neighbour:
-    """A same-priority busy process (not niced: a niced one would hide what we measure)."""
-
-    def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
 
 
 def default_llama_python():
