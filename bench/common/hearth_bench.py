@@ -8,6 +8,7 @@ standard library: run_quality.py's llama.cpp worker imports it too, inside .venv
 """
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -37,6 +38,11 @@ class lsp_connection:
         self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         return msg.get("id")
 
+    def reply(self, rid, result):
+        """Answers a request of the server's."""
+        body = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode()
+        self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
     def read_message(self):
         while b"\r\n\r\n" not in self.buf:
             self._fill()
@@ -48,6 +54,23 @@ class lsp_connection:
             rest = self.buf
         self.buf = rest[length:]
         return json.loads(rest[:length])
+
+    def poll(self, timeout_s):
+        """The next message if one arrives within timeout_s (0: only what is already here), else None."""
+        if b"\r\n\r\n" not in self.buf or not self._complete():
+            if not select.select([self.sock], [], [], max(0.0, timeout_s))[0]:
+                return None
+            self._fill()
+            if not self._complete():
+                return None
+        return self.read_message()
+
+    def _complete(self):
+        head, sep, rest = self.buf.partition(b"\r\n\r\n")
+        if not sep:
+            return False
+        length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length"))
+        return len(rest) >= length
 
     def _fill(self):
         chunk = self.sock.recv(65536)
