@@ -13,6 +13,7 @@ document is opened with its target line reduced to its indentation and the next 
   +500 ms  burst 2: 3 more characters on the same line
            the rest of the line in one change (an accept), then a newline and the next line's
            indentation in another (no request for either, on both sides)
+  +250 ms  the cursor rests on the new line: hearth/cursorRest / llama.vim's ring warm-up
   +300 ms  burst 3: the next line's first 3 characters
   didClose
 Measured per burst: the time from the last keystroke to its suggestion, the suggestion's first
@@ -315,7 +316,11 @@ def run_file(side, f, timeout_s):
     burst(2, truth[k:2 * k], f["indent"] + truth)
     side.type(truth[2 * k:], request=False)
     side.type("\n" + f["indent_next"], request=False)
-    side.pump(time.monotonic() + PAUSE_3_S)
+    # On a new line the cursor rests again: the plugins report it after their debounce.
+    moved = time.monotonic()
+    side.pump(moved + REST_S)
+    side.cursor_rest()
+    side.pump(moved + PAUSE_3_S)
     burst(3, truth_next[:k], f["indent_next"] + truth_next)
     side.close()
     wall = time.monotonic() - t0
