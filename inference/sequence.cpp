@@ -29,10 +29,11 @@ size_t common_prefix(std::span<const token_id> a, std::span<const token_id> b) {
 }
 
 std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::span<const token_id> prompt, size_t from,
-                                     int32_t chunk_min) {
+                                     int32_t chunk_min, int32_t end) {
     std::vector<token_chunk> out;
     if (chunk_min <= 0 || prompt.empty()) return out;
-    const size_t end_new = prompt.size() - 1;  // the last prompt token is always evaluated
+    size_t end_new = prompt.size() - 1;  // the last prompt token is always evaluated
+    if (end >= 0) end_new = std::min(end_new, static_cast<size_t>(end));
     const int32_t seed = std::min(k_seed, chunk_min);
     if (old_tokens.size() < from + static_cast<size_t>(chunk_min) || end_new < from + static_cast<size_t>(chunk_min)) return out;
 
@@ -78,7 +79,7 @@ result<prefill_stats> prefill(engine & eng, sequence & seq, std::span<const toke
     }
     seq.n_batch_rows = std::min(seq.n_batch_rows, static_cast<int32_t>(common));
     std::vector<token_chunk> chunks;
-    if (opts.reuse && opts.chunk_min > 0) chunks = find_chunks(seq.tokens, prompt, common, opts.chunk_min);
+    if (opts.reuse && opts.chunk_min > 0) chunks = find_chunks(seq.tokens, prompt, common, opts.chunk_min, opts.chunk_end);
 
     prefill_stats st;
     st.n_prompt = n_prompt;

@@ -36,6 +36,10 @@ struct prefill_options {
     bool reuse = true;       // keep the common prefix; off: a cold evaluation
     int32_t chunk_min = 0;   // > 0: also reuse moved runs of at least this many tokens
     std::stop_token stop;    // requested: the evaluation stops within a layer (engine::eval)
+    // >= 0: moved runs end at or before this prompt position. A FIM prompt's cursor (its
+    // suffix token): the rows after it were computed for the text then before the cursor, and
+    // moved behind typed text they make the model answer for the old line.
+    int32_t chunk_end = -1;
 };
 
 // The chunk length the daemon uses when chunk reuse is on (docs/session-cache.md).
@@ -61,9 +65,10 @@ size_t common_prefix(std::span<const token_id> a, std::span<const token_id> b);
 
 // The chunks prefill would move: after the common prefix `from`, runs of at least chunk_min
 // tokens of `old_tokens` that reappear in `prompt`, in order in both, never reaching the
-// prompt's last token (its logits must be computed). Greedy, first match first.
+// prompt's last token (its logits must be computed) nor past `end` (prefill_options::chunk_end;
+// negative: no limit). Greedy, first match first.
 std::vector<token_chunk> find_chunks(std::span<const token_id> old_tokens, std::span<const token_id> prompt, size_t from,
-                                     int32_t chunk_min);
+                                     int32_t chunk_min, int32_t end = -1);
 
 // Makes the sequence hold exactly `prompt` and leaves the logits of its last token in
 // `logits`. At least the last two prompt tokens are always evaluated, as one batch (the last

@@ -108,7 +108,7 @@ std::string slot_key(const std::string & doc, int32_t i) { return i == 0 ? doc :
 }  // namespace
 
 std::string session_cache::pick_slot(const std::string & doc, std::span<const token_id> prompt, int32_t chunk_min,
-                                     int32_t max_slots) const {
+                                     int32_t max_slots, int32_t chunk_end) const {
     std::string best, free_key;
     size_t best_score = 0;
     for (int32_t i = 0; i < std::max(1, max_slots); ++i) {
@@ -118,7 +118,7 @@ std::string session_cache::pick_slot(const std::string & doc, std::span<const to
             if (free_key.empty()) free_key = key;
             continue;
         }
-        const size_t score = reusable_positions(key, prompt, chunk_min);
+        const size_t score = reusable_positions(key, prompt, chunk_min, chunk_end);
         if (best.empty() || score > best_score) {
             best = key;
             best_score = score;
@@ -129,14 +129,15 @@ std::string session_cache::pick_slot(const std::string & doc, std::span<const to
     return best;
 }
 
-size_t session_cache::reusable_positions(const std::string & key, std::span<const token_id> prompt, int32_t chunk_min) const {
+size_t session_cache::reusable_positions(const std::string & key, std::span<const token_id> prompt, int32_t chunk_min,
+                                         int32_t chunk_end) const {
     auto it = slots_.find(key);
     if (it == slots_.end()) return 0;
     const auto & held = it->second.seq->tokens;
     const size_t prefix = common_prefix(held, prompt);
     size_t n = prefix;
     if (chunk_min > 0)
-        for (const auto & c : find_chunks(held, prompt, prefix, chunk_min)) n += static_cast<size_t>(c.n);
+        for (const auto & c : find_chunks(held, prompt, prefix, chunk_min, chunk_end)) n += static_cast<size_t>(c.n);
     return n;
 }
 

@@ -58,10 +58,11 @@ public:
     // takes the slot that would reuse most of it (common prefix, plus moved chunks when
     // chunk_min > 0), or a new slot when none reuses a quarter of it and there is room.
     std::string pick_slot(const std::string & doc, std::span<const token_id> prompt, int32_t chunk_min,
-                          int32_t max_slots) const;
+                          int32_t max_slots, int32_t chunk_end = -1) const;
     // The positions a prefill of `prompt` on slot `key` would keep (its common prefix, plus
     // moved chunks when chunk_min > 0); 0 for a slot that does not exist.
-    size_t reusable_positions(const std::string & key, std::span<const token_id> prompt, int32_t chunk_min) const;
+    size_t reusable_positions(const std::string & key, std::span<const token_id> prompt, int32_t chunk_min,
+                              int32_t chunk_end = -1) const;
     // Every slot of the document (see pick_slot), written to the store first when attached.
     void evict_document(const std::string & doc);
 

@@ -198,13 +198,13 @@ public:
         completion out;
         out.timings.n_extra_dropped = n_extra_dropped;
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
-            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document);
+            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(*prompt));
             auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + n_predict);
             log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
             auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
-                                         inference::prefill_options{true, req.chunk_reuse_min, stop});
+                                         inference::prefill_options{true, req.chunk_reuse_min, stop, cursor_in(*prompt)});
             if (!pf) return pf.error();
             sessions_.record(*pf);
             out.timings.n_evaluated += pf->n_evaluated;
@@ -277,7 +277,7 @@ public:
     result<completion> warm_up(const fim_request & req, const std::vector<token_id> & prompt, int32_t n_predict,
                                std::stop_token stop) {
         completion out;
-        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(prompt));
         const int32_t n_positions = static_cast<int32_t>(prompt.size()) + n_predict;
         if (!sessions_.has_room(slot, n_positions)) {
             // The slots of the files being edited stay: a warm-up never evicts.
@@ -290,7 +290,7 @@ public:
         log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop});
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor_in(prompt)});
         if (!pf) return pf.error();
         sessions_.record(*pf);
         if (!pf->stopped) measure_prompt_speed(*pf);
@@ -343,7 +343,7 @@ public:
         std::vector<token_id> head = prompt;
         head.insert(head.end(), first.tokens.begin(), first.tokens.begin() + static_cast<std::ptrdiff_t>(lead));
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), seq, head, logits, inference::prefill_options{true, req.chunk_reuse_min, stop});
+        auto pf = inference::prefill(lm_->eng(), seq, head, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor_in(head)});
         if (!pf) return pf.error();
         sessions_.record(*pf);
         timings.t_prompt_ms += pf->t_ms;
@@ -476,11 +476,20 @@ private:
         return static_cast<size_t>(lm_->n_ctx() - std::min(lm_->n_ctx() / 2, req.n_predict));
     }
 
+    // Where the cursor is in a FIM prompt: its suffix token (what follows was computed for the
+    // text then before the cursor, so it is never moved: prefill_options::chunk_end); -1 for a
+    // prompt without one (a model without FIM tokens continues the prefix: nothing follows).
+    int32_t cursor_in(const std::vector<token_id> & prompt) const {
+        const token_id suffix = lm_->vocab().fim_suf();
+        const auto it = std::find(prompt.rbegin(), prompt.rend(), suffix);
+        return it == prompt.rend() ? -1 : static_cast<int32_t>(prompt.rend() - it - 1);
+    }
+
     // The prompt's tokens that the slot the request would get does not hold (exact prefix and
     // moved chunks reused): what prefill would evaluate.
     size_t uncached_tokens(const fim_request & req, const std::vector<token_id> & prompt) const {
-        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document);
-        return prompt.size() - std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min));
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(prompt));
+        return prompt.size() - std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min, cursor_in(prompt)));
     }
 
     // Other files' chunks whose rows the slot lacks cost a request at most

@@ -164,6 +164,11 @@ TEST_CASE("find_chunks finds moved runs in order and never the last prompt token
     CHECK(c[1].dst == 118);
     CHECK(c[1].n == 79);  // stops before the last prompt token
     CHECK(find_chunks(old_t, p, 50, 100).empty());  // shorter than the minimum
+    // Bounded by `end` (a FIM prompt's cursor): no run reaches past it.
+    const auto bounded = find_chunks(old_t, p, 50, 16, 120);
+    REQUIRE(bounded.size() == 1);
+    CHECK(bounded[0].dst + bounded[0].n <= 120);
+    CHECK(find_chunks(old_t, p, 50, 16, 60).empty());
     CHECK(find_chunks(old_t, p, 50, 0).empty());    // off
 }
 
