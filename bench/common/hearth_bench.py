@@ -172,3 +172,27 @@ class busy_neighbour:
     def __exit__(self, *exc):
         self.proc.kill()
         self.proc.wait()
+
+
+def add_side_by_side_arguments(ap, root, request_timeout_s):
+    """The options every hearth-beside-llama.cpp bench takes (`hearth bench quality`, `editor`)."""
+    ap.add_argument("--sides", default="hearth,llama.cpp", help="comma-separated: hearth, llama.cpp")
+    ap.add_argument("--busy", action="store_true", help="run with a same-priority busy process on one core")
+    ap.add_argument("--threads", type=int, default=0, help="llama.cpp's threads (0: every CPU this process may use)")
+    ap.add_argument("--llama-python", default=os.path.join(root, ".venv-llamacpp", "bin", "python"),
+                    help="python of .venv-llamacpp")
+    ap.add_argument("--daemon-arg", action="append", default=[], help="extra argument for hearth daemon; repeatable")
+    ap.add_argument("--setting", action="append", default=[],
+                    help="a daemon setting SECTION.KEY=VALUE in its config file (default: none, all defaults); repeatable")
+    ap.add_argument("--daemon-log", help="keep the daemon's log (at debug level) in this file")
+    ap.add_argument("--request-timeout", type=float, default=request_timeout_s, help="seconds to wait for one answer")
+    ap.add_argument("--json", help="write every answer and the summary to this file")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every answer next to the expected one")
+
+
+def sides_of(args):
+    """The --sides list, checked."""
+    sides = [s for s in args.sides.split(",") if s]
+    if not sides or not set(sides) <= {"hearth", "llama.cpp"}:
+        raise bench_error("--sides takes hearth and/or llama.cpp")
+    return sides

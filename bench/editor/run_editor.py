@@ -37,13 +37,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))   # bench/common, also when installed
-from hearth_bench import bench_error, busy_neighbour, hearth_daemon, lsp_connection  # noqa: E402
+from hearth_bench import (add_side_by_side_arguments, bench_error, busy_neighbour, hearth_daemon,  # noqa: E402
+                          lsp_connection, sides_of)
 import llama_vim  # noqa: E402
 import pick_files  # noqa: E402
 
 REST_S, FIRST_KEY_S, KEY_GAP_S, PAUSE_2_S, PAUSE_3_S = 0.250, 1.000, 0.120, 0.500, 0.300
 KEYS_PER_BURST = 3
-SIDES = ("hearth", "llama.cpp")
 
 
 def say(msg):
@@ -396,10 +396,6 @@ def machine_cpu():
         return "unknown CPU"
 
 
-def default_llama_python():
-    return os.path.join(ROOT, ".venv-llamacpp", "bin", "python")
-
-
 def run(args, files, sides, workdir):
     editors = {}
     daemon = None
@@ -454,21 +450,9 @@ def main():
                     "with --file-list: the list's first N, 0: all)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the choice of files and lines (default 1)")
     ap.add_argument("--file-list", help="the files to open instead of the system's: PATH [LINE [SHA256]] per line")
-    ap.add_argument("--sides", default="hearth,llama.cpp", help="comma-separated: hearth, llama.cpp")
-    ap.add_argument("--busy", action="store_true", help="run with a same-priority busy process on one core")
-    ap.add_argument("--threads", type=int, default=0, help="llama.cpp's threads (0: every CPU this process may use)")
-    ap.add_argument("--llama-python", default=default_llama_python(), help="python of .venv-llamacpp")
-    ap.add_argument("--daemon-arg", action="append", default=[], help="extra argument for hearth daemon; repeatable")
-    ap.add_argument("--setting", action="append", default=[],
-                    help="a daemon setting SECTION.KEY=VALUE in its config file (default: none, all defaults); repeatable")
-    ap.add_argument("--daemon-log", help="keep the daemon's log (at debug level) in this file")
-    ap.add_argument("--request-timeout", type=float, default=60, help="seconds to wait for one suggestion")
-    ap.add_argument("--json", help="write every answer, the files and the summary to this file")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print every answer next to the expected line")
+    add_side_by_side_arguments(ap, ROOT, request_timeout_s=60)
     args = ap.parse_args()
-    sides = [s for s in args.sides.split(",") if s]
-    if not sides or not set(sides) <= set(SIDES):
-        raise bench_error("--sides takes hearth and/or llama.cpp")
+    sides = sides_of(args)
     if "llama.cpp" in sides and not os.path.exists(args.llama_python):
         raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
                           "the first time), or pass --sides hearth")

@@ -31,7 +31,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))   # bench/common, also when installed
-from hearth_bench import bench_error, busy_neighbour, daemon_status, hearth_daemon, lsp_connection  # noqa: E402
+from hearth_bench import (add_side_by_side_arguments, bench_error, busy_neighbour, daemon_status,  # noqa: E402
+                          hearth_daemon, lsp_connection, sides_of)
 DEFAULT_TASKS = os.path.join(HERE, "tasks-v1.jsonl")
 SINGLE_LINE = ("line_start", "mid_line", "empty_line")
 PREFIX_LINES, SUFFIX_LINES, MAX_TOKENS = 64, 16, 64   # hearth's completion defaults
@@ -420,10 +421,6 @@ def print_table(summaries):
                   f"{s['similarity']:>6.3f} {100 * s['non_empty']:>8.1f}% {p50:>8} {p90:>8}")
 
 
-def default_llama_python():
-    return os.path.join(ROOT, ".venv-llamacpp", "bin", "python")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--hearth", required=True, help="the hearth executable")
@@ -433,21 +430,9 @@ def main():
     ap.add_argument("--skip", type=int, default=0, help="leave out the list's first N tasks (with --limit: a later slice)")
     ap.add_argument("--lang", action="append", default=[], help="only this language (python, cpp); repeatable")
     ap.add_argument("--kind", action="append", default=[], help="only this kind; repeatable")
-    ap.add_argument("--sides", default="hearth,llama.cpp", help="comma-separated: hearth, llama.cpp")
-    ap.add_argument("--busy", action="store_true", help="run with a same-priority busy process on one core")
-    ap.add_argument("--threads", type=int, default=0, help="llama.cpp's threads (0: every CPU this process may use)")
-    ap.add_argument("--llama-python", default=default_llama_python(), help="python of .venv-llamacpp")
-    ap.add_argument("--daemon-arg", action="append", default=[], help="extra argument for hearth daemon; repeatable")
-    ap.add_argument("--setting", action="append", default=[],
-                    help="a daemon setting SECTION.KEY=VALUE in its config file (default: none, all defaults); repeatable")
-    ap.add_argument("--daemon-log", help="keep the daemon's log (at debug level) in this file")
-    ap.add_argument("--request-timeout", type=float, default=120, help="seconds one LSP request may take")
-    ap.add_argument("--json", help="write every task's answers and the summary to this file")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print every answer next to the expected one")
+    add_side_by_side_arguments(ap, ROOT, request_timeout_s=120)
     args = ap.parse_args()
-    sides = [s for s in args.sides.split(",") if s]
-    if not set(sides) <= {"hearth", "llama.cpp"} or not sides:
-        raise bench_error("--sides takes hearth and/or llama.cpp")
+    sides = sides_of(args)
     if "llama.cpp" in sides and not os.path.exists(args.llama_python):
         raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
                           "the first time), or pass --sides hearth")
