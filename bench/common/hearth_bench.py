@@ -191,8 +191,11 @@ def add_side_by_side_arguments(ap, root, request_timeout_s):
 
 
 def sides_of(args):
-    """The --sides list, checked."""
+    """The --sides list, checked, with llama-cpp-python present where llama.cpp is measured."""
     sides = [s for s in args.sides.split(",") if s]
     if not sides or not set(sides) <= {"hearth", "llama.cpp"}:
         raise bench_error("--sides takes hearth and/or llama.cpp")
+    if "llama.cpp" in sides and not os.path.exists(args.llama_python):
+        raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
+                          "the first time), or pass --sides hearth")
     return sides

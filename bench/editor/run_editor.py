@@ -453,9 +453,6 @@ def main():
     add_side_by_side_arguments(ap, ROOT, request_timeout_s=60)
     args = ap.parse_args()
     sides = sides_of(args)
-    if "llama.cpp" in sides and not os.path.exists(args.llama_python):
-        raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
-                          "the first time), or pass --sides hearth")
     try:
         files = (pick_files.pick_listed_files(args.file_list, args.files, args.seed) if args.file_list
                  else pick_files.pick_system_files(args.files, args.seed))

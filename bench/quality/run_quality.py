@@ -433,9 +433,6 @@ def main():
     add_side_by_side_arguments(ap, ROOT, request_timeout_s=120)
     args = ap.parse_args()
     sides = sides_of(args)
-    if "llama.cpp" in sides and not os.path.exists(args.llama_python):
-        raise bench_error(f"no llama-cpp-python at {args.llama_python}: run scripts/llamacpp-env (about 25 minutes "
-                          "the first time), or pass --sides hearth")
     header, tasks = load_tasks(args.tasks, args.limit, args.lang, args.kind, args.skip)
     if not tasks:
         raise bench_error("no task matches")
