@@ -113,10 +113,11 @@ void completion_service::handle(uint64_t owner, const lsp::inline_completion_par
     ask.cursor = cursor;
     ask.invoked = p.context.triggerKind == lsp::inline_completion_trigger_kind::invoked;
     ask.extra = extra_context_of(owner, *doc, p.position.line, ctx.documents);
-    // At the warm-up's place the request continues its work (and waits for it); elsewhere it
-    // computes its own window, and the warm-up would only overwrite the slot's rows behind it.
+    // At the warm-up's place the request continues a warm-up that runs (and waits for it); one
+    // not begun yet, or one elsewhere, would only redo or overwrite the slot's rows behind it.
     const bool after_warm_up = continues_warm_up(owner, ask.uri, p.position.line);
-    if (!after_warm_up) sched_->cancel_key(warm_up_key(owner));
+    if (after_warm_up) sched_->cancel_queued_key(warm_up_key(owner));
+    else sched_->cancel_key(warm_up_key(owner));
     // Typed ahead (or accepted, then prefetched): answered from memory, no model run. Not over
     // a selected popup item (the memory knows the document, not the widget).
     const bool from_popup = !selected.empty() || p.context.selectedCompletionInfo.has_value();

@@ -63,8 +63,9 @@ public:
     // goes into the document's KV slot in the background, below every request and preempted
     // by any other. Bounded: one warm-up per connection, the newest place replacing an older
     // one still queued or running. A completion request of the connection at the same place
-    // (the document, within a few lines) waits for it: the warm-up's rows are the request's
-    // head, and typing there changes only the cursor line; one elsewhere drops it.
+    // (the document, within a few lines) waits for one that runs: the warm-up's rows are the
+    // request's head, and typing there changes only the cursor line; one not begun, or one
+    // elsewhere, the request drops.
     void warm_up(uint64_t owner, const lsp::document & d, const lsp::position & at, const lsp::document_store & docs,
                  std::chrono::milliseconds debounce = std::chrono::milliseconds(0));
     // The connection closed: its extra context goes.

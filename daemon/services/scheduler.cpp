@@ -129,6 +129,26 @@ void scheduler::cancel_key(const std::string & key) {
         if (e.j.dropped) e.j.dropped(drop_reason::cancelled);
 }
 
+void scheduler::cancel_queued_key(const std::string & key) {
+    if (key.empty()) return;
+    std::vector<entry> taken;
+    {
+        std::lock_guard lock(mu_);
+        for (auto it = queue_.begin(); it != queue_.end();) {
+            if (it->j.supersede_key == key) {
+                taken.push_back(std::move(*it));
+                it = queue_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        stats_.cancelled_queued += taken.size();
+    }
+    cv_.notify_all();
+    for (auto & e : taken)
+        if (e.j.dropped) e.j.dropped(drop_reason::cancelled);
+}
+
 void scheduler::stop() {
     std::deque<entry> taken;
     {

@@ -94,6 +94,8 @@ public:
     void cancel_owner(uint64_t owner);
     // Cancels every queued or running job with this supersede key (its document changed).
     void cancel_key(const std::string & key);
+    // Drops the queued jobs with this supersede key; a running one goes on.
+    void cancel_queued_key(const std::string & key);
 
     // Drops all queued jobs (dropped(shutdown)), stops the running one and joins the worker.
     // Idempotent. After it, submit() fails.

@@ -297,3 +297,23 @@ TEST_CASE("scheduler: a request that continues a warm-up's work waits for it ins
     CHECK(log.snapshot() == std::vector<std::string>{"ran warm", "ran request"});
     CHECK(s.stats().preempted == 0);
 }
+
+TEST_CASE("scheduler: cancel_queued_key drops what waits and leaves the running job be", "[daemon][scheduler]") {
+    scheduler s;
+    journal log;
+    std::promise<void> started;
+    job running = recording_job(log, "running", job_priority::background, 50ms);
+    running.supersede_key = "k";
+    auto inner = running.run;
+    running.run = [&, inner](std::stop_token stop) { started.set_value(); inner(stop); };
+    REQUIRE(s.submit(std::move(running)));
+    started.get_future().wait();
+    job queued = recording_job(log, "queued", job_priority::background);
+    queued.supersede_key = "other";
+    queued.debounce = 10s;
+    REQUIRE(s.submit(std::move(queued)));
+    s.cancel_queued_key("k");       // nothing of that key waits: the running one goes on
+    s.cancel_queued_key("other");
+    wait_for_events(log, 2);
+    CHECK(log.snapshot() == std::vector<std::string>{"dropped queued cancelled", "ran running"});
+}
