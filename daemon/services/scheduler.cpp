@@ -57,7 +57,7 @@ result<scheduler::job_id> scheduler::submit(job j) {
 }
 
 template <class Pred>
-void scheduler::take_matching_locked(Pred pred, std::vector<entry> & out, bool & stopped_running) {
+void scheduler::take_queued_locked(Pred pred, std::vector<entry> & out) {
     for (auto it = queue_.begin(); it != queue_.end();) {
         if (pred(it->j)) {
             out.push_back(std::move(*it));
@@ -66,6 +66,11 @@ void scheduler::take_matching_locked(Pred pred, std::vector<entry> & out, bool &
             ++it;
         }
     }
+}
+
+template <class Pred>
+void scheduler::take_matching_locked(Pred pred, std::vector<entry> & out, bool & stopped_running) {
+    take_queued_locked(pred, out);
     stopped_running = false;
     if (running_id_ != 0) {
         job probe;
@@ -134,14 +139,7 @@ void scheduler::cancel_queued_key(const std::string & key) {
     std::vector<entry> taken;
     {
         std::lock_guard lock(mu_);
-        for (auto it = queue_.begin(); it != queue_.end();) {
-            if (it->j.supersede_key == key) {
-                taken.push_back(std::move(*it));
-                it = queue_.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        take_queued_locked([&key](const job & j) { return j.supersede_key == key; }, taken);
         stats_.cancelled_queued += taken.size();
     }
     cv_.notify_all();

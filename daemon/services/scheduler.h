@@ -116,6 +116,9 @@ private:
     // running job. Called with mu_ held.
     template <class Pred>
     void take_matching_locked(Pred pred, std::vector<entry> & out, bool & stopped_running);
+    // The queued half of it: the running job is left be. Called with mu_ held.
+    template <class Pred>
+    void take_queued_locked(Pred pred, std::vector<entry> & out);
 
     scheduler_limits limits_;
     mutable std::mutex mu_;

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -57,6 +58,18 @@ struct gate {
         return j;
     }
 };
+
+// Submits j and waits until the worker has begun it.
+void submit_and_wait_started(scheduler & s, job j) {
+    auto started = std::make_shared<std::promise<void>>();
+    auto inner = std::move(j.run);
+    j.run = [started, inner](std::stop_token stop) {
+        started->set_value();
+        inner(stop);
+    };
+    REQUIRE(s.submit(std::move(j)));
+    started->get_future().wait();
+}
 
 void wait_for_events(journal & log, size_t n) {
     for (int i = 0; i < 2000 && log.snapshot().size() < n; ++i) std::this_thread::sleep_for(1ms);
@@ -264,12 +277,7 @@ TEST_CASE("scheduler: a yielding background job is preempted by a request within
     CHECK(s.stats().preempted == 1);
 
     // A background job that does not yield runs to its end.
-    job prefetch = recording_job(log, "prefetch", job_priority::background, 6 * batch);
-    std::promise<void> prefetch_started;
-    auto inner = prefetch.run;
-    prefetch.run = [&, inner](std::stop_token stop) { prefetch_started.set_value(); inner(stop); };
-    REQUIRE(s.submit(std::move(prefetch)));
-    prefetch_started.get_future().wait();
+    submit_and_wait_started(s, recording_job(log, "prefetch", job_priority::background, 6 * batch));
     REQUIRE(s.submit(recording_job(log, "request2", job_priority::completion)));
     wait_for_events(log, 5);
     const auto ev = log.snapshot();
@@ -282,14 +290,10 @@ TEST_CASE("scheduler: a yielding background job is preempted by a request within
 TEST_CASE("scheduler: a request that continues a warm-up's work waits for it instead of stopping it", "[daemon][scheduler]") {
     scheduler s;
     journal log;
-    std::promise<void> started;
     job warm = recording_job(log, "warm", job_priority::background, 60ms);
     warm.yields = true;
     warm.supersede_key = "warm-up 1";
-    auto inner = warm.run;
-    warm.run = [&, inner](std::stop_token stop) { started.set_value(); inner(stop); };
-    REQUIRE(s.submit(std::move(warm)));
-    started.get_future().wait();
+    submit_and_wait_started(s, std::move(warm));
     job request = recording_job(log, "request", job_priority::completion);
     request.continues = "warm-up 1";
     REQUIRE(s.submit(std::move(request)));
@@ -301,13 +305,9 @@ TEST_CASE("scheduler: a request that continues a warm-up's work waits for it ins
 TEST_CASE("scheduler: cancel_queued_key drops what waits and leaves the running job be", "[daemon][scheduler]") {
     scheduler s;
     journal log;
-    std::promise<void> started;
     job running = recording_job(log, "running", job_priority::background, 50ms);
     running.supersede_key = "k";
-    auto inner = running.run;
-    running.run = [&, inner](std::stop_token stop) { started.set_value(); inner(stop); };
-    REQUIRE(s.submit(std::move(running)));
-    started.get_future().wait();
+    submit_and_wait_started(s, std::move(running));
     job queued = recording_job(log, "queued", job_priority::background);
     queued.supersede_key = "other";
     queued.debounce = 10s;
