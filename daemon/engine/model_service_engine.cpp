@@ -197,14 +197,15 @@ public:
                                                                    : inference::line_mode::single_line;
         completion out;
         out.timings.n_extra_dropped = n_extra_dropped;
+        const int32_t cursor = cursor_in(*prompt);
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
-            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(*prompt));
+            const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document, cursor);
             auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + n_predict);
             log_store_warnings();   // a slot file acquire() refused
             if (!seq) return seq.error();
             std::vector<float> logits;
             auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
-                                         inference::prefill_options{true, req.chunk_reuse_min, stop, cursor_in(*prompt)});
+                                         inference::prefill_options{true, req.chunk_reuse_min, stop, cursor});
             if (!pf) return pf.error();
             sessions_.record(*pf);
             out.timings.n_evaluated += pf->n_evaluated;
@@ -277,7 +278,8 @@ public:
     result<completion> warm_up(const fim_request & req, const std::vector<token_id> & prompt, int32_t n_predict,
                                std::stop_token stop) {
         completion out;
-        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(prompt));
+        const int32_t cursor = cursor_in(prompt);
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor);
         const int32_t n_positions = static_cast<int32_t>(prompt.size()) + n_predict;
         if (!sessions_.has_room(slot, n_positions)) {
             // The slots of the files being edited stay: a warm-up never evicts.
@@ -290,7 +292,7 @@ public:
         log_store_warnings();
         if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor_in(prompt)});
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor});
         if (!pf) return pf.error();
         sessions_.record(*pf);
         if (!pf->stopped) measure_prompt_speed(*pf);
@@ -488,8 +490,9 @@ private:
     // The prompt's tokens that the slot the request would get does not hold (exact prefix and
     // moved chunks reused): what prefill would evaluate.
     size_t uncached_tokens(const fim_request & req, const std::vector<token_id> & prompt) const {
-        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor_in(prompt));
-        return prompt.size() - std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min, cursor_in(prompt)));
+        const int32_t cursor = cursor_in(prompt);
+        const std::string slot = sessions_.pick_slot(req.uri, prompt, req.chunk_reuse_min, req.slots_per_document, cursor);
+        return prompt.size() - std::min(prompt.size(), sessions_.reusable_positions(slot, prompt, req.chunk_reuse_min, cursor));
     }
 
     // Other files' chunks whose rows the slot lacks cost a request at most
