@@ -81,14 +81,43 @@ public:
     virtual void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
                         const device_buffer * x_q8) = 0;
 
+    // Rows of n (n_tokens of them; head norms pass n_tokens * n_head rows of head_dim): RMS norm
+    // times w, or LayerNorm times w plus b (w, b: [n]; null: none). y may be x.
     virtual void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens,
                           int64_t n, float eps) = 0;
+    virtual void layer_norm(const device_buffer & x, const device_buffer * w, const device_buffer * b,
+                            const device_buffer & y, int64_t n_tokens, int64_t n, float eps) = 0;
+    // Rotates x in place as kernels::rope; p.freq_factors (a host pointer) is ignored: freq_factors
+    // is the same [p.n_rot / 2] on the device, or null for none. p.attn_factor is applied.
     virtual void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head,
-                      int64_t head_dim, const rope_params & p) = 0;
+                      int64_t head_dim, const rope_params & p, const device_buffer * freq_factors) = 0;
+    // Activations over n elements, as kernels:: of the same names (y may be the input).
     virtual void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) = 0;
-    // y[i] = a[i] + b[i % n_b] over n elements (y may be a).
+    virtual void silu(const device_buffer & x, const device_buffer & y, int64_t n) = 0;
+    virtual void gelu(const device_buffer & x, const device_buffer & y, int64_t n) = 0;
+    // y[i] = a[i] + b[i % n_b] and y[i] = a[i] * b[i] over n elements (y may be a).
     virtual void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n,
                      int64_t n_b) = 0;
+    virtual void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) = 0;
+    // x[i] *= s over n elements, in place.
+    virtual void scale(const device_buffer & x, float s, int64_t n) = 0;
+
+    // A mixture of experts, as inference/moe.cpp computes it on the CPU.
+    // Router: logits [n_tokens][n_expert] (f32); per token the softmax's top n_used experts, best
+    // first (ties to the lower id), into ids [n_tokens][n_used] (int32), and their probabilities
+    // divided by their sum (in double, clamped below at 6.103515625e-5) into weights [n_tokens][n_used].
+    virtual void moe_route(const device_buffer & logits, const device_buffer & ids, const device_buffer & weights,
+                           int64_t n_tokens, int64_t n_expert, int64_t n_used) = 0;
+    // Expert products: y[t][j] ([n_tokens][n_used][expert_rows]) = rows [e * expert_rows, (e + 1) *
+    // expert_rows) of the stacked w, e = ids[t][j], times x[t] (x [n_tokens][w.n_cols]) or, with
+    // x_per_pick, times x[t][j] (x [n_tokens][n_used][w.n_cols]). x_q8 as for matmul (the q8_0
+    // form of x as quantize_q8_0 made it over all its rows).
+    virtual void matmul_experts(const device_weight & w, int64_t expert_rows, const device_buffer & x, bool x_per_pick,
+                                const device_buffer & ids, const device_buffer & y, int64_t n_tokens, int64_t n_used,
+                                const device_buffer * x_q8) = 0;
+    // y[t] = sum over j in order of weights[t][j] * x[t][j]: x [n_tokens][n_used][n], y [n_tokens][n].
+    virtual void moe_combine(const device_buffer & x, const device_buffer & weights, const device_buffer & y,
+                             int64_t n_tokens, int64_t n_used, int64_t n) = 0;
 
     // Whether the cache operations take K or V rows of n_embd_kv values in this type (a layer
     // whose cache they do not take runs on the CPU).
