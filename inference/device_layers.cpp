@@ -1,10 +1,14 @@
 #include "inference/device_layers.h"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "inference/layer_graph.h"
 
 namespace hearth::inference {
 namespace {
@@ -73,7 +77,9 @@ private:
     std::vector<buffer_ptr> k_, v_;   // [n_layer - first_]
 };
 
-class device_layers final : public layer_device {
+// The layer graph (layer_graph.h) on a device: every operation queued on device_ops, the
+// model's weights and vectors found by their host address among the copies uploaded once.
+class device_layers final : public layer_device, private layer_executor {
 public:
     device_layers(const model & m, int32_t first, std::shared_ptr<kernels::device_ops> ops);
     status upload_weights();
@@ -95,10 +101,27 @@ private:
         int64_t n_rows = 0, n_cols = 0;
         size_t row_bytes = 0;
     };
-    struct dev_layer {
-        buffer_ptr attn_norm, ffn_norm, bq, bk, bv;
-        dev_weight wq, wk, wv, wo, gate, up, down;
-    };
+
+    // layer_executor, over the batch eval_layers set.
+    void norm(act in, act out, const float * w, const float * b) override;
+    void norm_rows(act a, const float * w, int64_t width) override;
+    void products(act in, std::span<const product> ps) override;
+    void add_bias(act a, const float * b) override;
+    void rope(act a, int64_t n_head, const kernels::rope_params & p) override;
+    void scale(act a, float s) override;
+    void attention(int32_t il, bool sliding) override;
+    void add(act dst, act src) override;
+    void gated(act gate, act up, ffn_activation f) override;
+    void activation(act in, act out, ffn_activation f) override;
+    void experts(const layer & L, act in, act out) override;
+
+    const device_buffer & buf(act a) const { return *acts_[static_cast<size_t>(a)]; }
+    int64_t elements(act a) const { return static_cast<int64_t>(n_) * act_width(model_.hp(), a); }
+    const dev_weight & weight_of(const weight & w) const { return weights_.at(w.data); }
+    const device_buffer * vec(const float * v) const { return v ? vectors_.at(v).get() : nullptr; }
+    // in ([rows][width]) in q8_0, once for these weights, where one of them takes it; the buffer or null.
+    const device_buffer * q8_for(const device_buffer & in, int64_t rows, int64_t width,
+                                 std::initializer_list<const dev_weight *> ws);
 
     result<device_kv_rows *> rows_of(kv_cache & cache);
     status ensure_capacity(int32_t n, int32_t ctx);
@@ -108,12 +131,21 @@ private:
     std::shared_ptr<kernels::device_ops> ops_;
     int32_t first_ = 0;
     std::string describe_;
-    std::vector<dev_layer> layers_;   // [n_layer - first_]
+    std::unordered_map<const void *, dev_weight> weights_;     // by the host weight's data
+    std::unordered_map<const float *, buffer_ptr> vectors_;    // norm weights, biases, RoPE factors
     int32_t n_cap_ = 0;
-    // Activations, each [n_cap_][width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
+    // Activations, each [n_cap_][act_width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
     // scores_: attention's scratch for n_cap_ tokens over the widest cache seen.
-    buffer_ptr x_, cur_, q_, k_, v_, attn_, gate_, up_, pos_, n_kv_, kv_start_, no_window_, scores_;
+    std::array<buffer_ptr, k_act_count> acts_;
+    buffer_ptr pos_, n_kv_, kv_start_, no_window_, scores_;
     buffer_ptr x_q8_;   // the input of the next products in q8_0, where their weights take it
+    // The experts' scratch (models with experts): router logits [n][n_expert], picks and their
+    // weights [n][n_used], the picks' gate and up [n][n_used][n_ff] and down [n][n_used][n_embd].
+    buffer_ptr logits_, ids_, pick_weights_, pick_gate_, pick_up_, pick_down_;
+    // The batch eval_layers runs.
+    int32_t n_ = 0, pos0_ = 0, n_ctx_ = 0;
+    kv_cache * cache_ = nullptr;
+    device_kv_rows * rows_ = nullptr;
 };
 
 device_layers::device_layers(const model & m, int32_t first, std::shared_ptr<kernels::device_ops> ops)
@@ -130,34 +162,23 @@ result<buffer_ptr> device_layers::make_from(const void * data, size_t bytes) con
     return b;
 }
 
+// What the graph uses on the device's layers (layer_needs), each uploaded once.
 status device_layers::upload_weights() {
     const hparams & hp = model_.hp();
-    layers_.resize(static_cast<size_t>(hp.n_layer - first_));
-    const auto put = [&](dev_weight & d, const weight & w) -> status {
-        auto b = make_from(w.data, static_cast<size_t>(w.n_rows) * w.row_bytes);
-        if (!b) return b.error();
-        d.data = std::move(*b);
-        d.type = w.type;
-        d.n_rows = w.n_rows;
-        d.n_cols = w.n_cols;
-        d.row_bytes = w.row_bytes;
-        return {};
-    };
-    const auto put_vec = [&](buffer_ptr & d, const float * v, int64_t n) -> status {
-        if (!v) return {};
-        auto b = make_from(v, static_cast<size_t>(n) * sizeof(float));
-        if (!b) return b.error();
-        d = std::move(*b);
-        return {};
-    };
     for (int32_t il = first_; il < hp.n_layer; ++il) {
-        const layer & L = model_.layers()[il];
-        dev_layer & d = layers_[static_cast<size_t>(il - first_)];
-        for (status s : {put(d.wq, L.wq), put(d.wk, L.wk), put(d.wv, L.wv), put(d.wo, L.wo), put(d.gate, L.w_gate),
-                         put(d.up, L.w_up), put(d.down, L.w_down), put_vec(d.attn_norm, L.attn_norm, hp.n_embd),
-                         put_vec(d.ffn_norm, L.ffn_norm, hp.n_embd), put_vec(d.bq, L.bq, hp.n_embd_q()),
-                         put_vec(d.bk, L.bk, hp.n_embd_kv()), put_vec(d.bv, L.bv, hp.n_embd_kv())})
-            if (!s) return s;
+        const layer_use use = layer_needs(hp, model_.layers()[il], il);
+        for (const weight * w : use.weights) {
+            if (weights_.contains(w->data)) continue;
+            auto b = make_from(w->data, static_cast<size_t>(w->n_rows) * w->row_bytes);
+            if (!b) return b.error();
+            weights_.emplace(w->data, dev_weight{std::move(*b), w->type, w->n_rows, w->n_cols, w->row_bytes});
+        }
+        for (const layer_use::vec & v : use.vectors) {
+            if (vectors_.contains(v.data)) continue;
+            auto b = make_from(v.data, static_cast<size_t>(v.n) * sizeof(float));
+            if (!b) return b.error();
+            vectors_.emplace(v.data, std::move(*b));
+        }
     }
     return {};
 }
@@ -172,13 +193,19 @@ status device_layers::ensure_capacity(int32_t n, int32_t ctx) {
     };
     if (n > n_cap_) {
         const auto f = [&](int64_t width) { return static_cast<size_t>(n) * static_cast<size_t>(width) * sizeof(float); };
-        for (auto [buf, bytes] : {std::pair{&x_, f(hp.n_embd)}, {&cur_, f(hp.n_embd)}, {&q_, f(hp.n_embd_q())},
-                                  {&k_, f(hp.n_embd_kv())}, {&v_, f(hp.n_embd_kv())}, {&attn_, f(hp.n_embd_q())},
-                                  {&gate_, f(hp.n_ff)}, {&up_, f(hp.n_ff)}, {&pos_, f(1)}, {&n_kv_, f(1)},
-                                  {&kv_start_, f(1)}, {&no_window_, f(1)}})
-            if (status s = make(*buf, bytes); !s) return s;
-        const int64_t widest = std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}) / 32 * 32;
-        if (status s = make(x_q8_, ops_->q8_0_activation_bytes(n, widest)); !s) return s;
+        for (int i = 0; i < k_act_count; ++i)
+            if (status s = make(acts_[static_cast<size_t>(i)], f(act_width(hp, static_cast<act>(i)))); !s) return s;
+        for (buffer_ptr * b : {&pos_, &n_kv_, &kv_start_, &no_window_})
+            if (status s = make(*b, f(1)); !s) return s;
+        int64_t q8_rows = n, widest = std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff});
+        if (hp.n_expert > 0) {
+            const int64_t k = hp.n_expert_used;
+            for (auto [b, width] : {std::pair{&logits_, int64_t{hp.n_expert}}, {&ids_, k}, {&pick_weights_, k},
+                                    {&pick_gate_, k * hp.n_ff}, {&pick_up_, k * hp.n_ff}, {&pick_down_, k * hp.n_embd}})
+                if (status s = make(*b, f(width)); !s) return s;
+            q8_rows = n * k;   // the picks' down products take [n][n_used][n_ff]
+        }
+        if (status s = make(x_q8_, ops_->q8_0_activation_bytes(q8_rows, widest / 32 * 32)); !s) return s;
         const std::vector<int32_t> zeros(static_cast<size_t>(n), 0);
         if (status s = no_window_->upload(zeros.data(), zeros.size() * sizeof(int32_t)); !s) return s;
         n_cap_ = n;
@@ -211,63 +238,116 @@ result<device_kv_rows *> device_layers::rows_of(kv_cache & cache) {
 status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
                                   const int32_t * kv_start, kv_cache & cache) {
     const hparams & hp = model_.hp();
-    const int32_t pos0 = pos[0];
-    int32_t ctx = pos0 + n;
+    int32_t ctx = pos[0] + n;
     for (int32_t t = 0; t < n; ++t) ctx = std::max(ctx, n_kv[t]);
     auto rows = rows_of(cache);
     if (!rows) return rows.error();
     device_kv_rows & kv = **rows;
     if (status s = kv.reserve(std::max(ctx, cache.n_alloc())); !s) return s;
-    const int32_t n_ctx = kv.n_alloc();
-    if (status s = ensure_capacity(n, n_ctx); !s) return s;
-    const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_embd_kv = hp.n_embd_kv();
-
-    for (status s : {x_->upload(x, static_cast<size_t>(n * n_embd) * sizeof(float)),
+    if (status s = ensure_capacity(n, kv.n_alloc()); !s) return s;
+    const size_t x_bytes = static_cast<size_t>(n) * static_cast<size_t>(hp.n_embd) * sizeof(float);
+    for (status s : {acts_[static_cast<size_t>(act::x)]->upload(x, x_bytes),
                      pos_->upload(pos, static_cast<size_t>(n) * sizeof(int32_t)),
                      n_kv_->upload(n_kv, static_cast<size_t>(n) * sizeof(int32_t)),
                      kv_start_->upload(kv_start, static_cast<size_t>(n) * sizeof(int32_t))})
         if (!s) return s;
 
-    kernels::device_ops & o = *ops_;
-    // The products of `in` ([n][width]) with these weights, its q8_0 form made once for them all
-    // where a weight takes it (as the CPU's matmul_context converts once for Q, K and V).
-    const auto products = [&](const device_buffer & in, int64_t width,
-                              std::initializer_list<std::pair<const dev_weight *, const device_buffer *>> ws) {
-        bool q8 = false;
-        for (const auto & [w, out] : ws) q8 = q8 || o.takes_q8_0_activations(w->type);
-        if (q8) o.quantize_q8_0(in, *x_q8_, n, width);
-        for (const auto & [w, out] : ws) o.matmul(w->view(), in, *out, n, x_q8_.get());
-    };
+    n_ = n;
+    pos0_ = pos[0];
+    n_ctx_ = kv.n_alloc();
+    cache_ = &cache;
+    rows_ = &kv;
     for (int32_t il = first_; il < hp.n_layer; ++il) {
-        const dev_layer & d = layers_[static_cast<size_t>(il - first_)];
-        // attention block: x += wo(attend(rope(q), rope(k), v))
-        o.rms_norm(*x_, d.attn_norm.get(), *cur_, n, n_embd, hp.rms_eps);
-        products(*cur_, n_embd, {{&d.wq, q_.get()}, {&d.wk, k_.get()}, {&d.wv, v_.get()}});
-        if (d.bq) o.add(*q_, *d.bq, *q_, n * n_q, n_q);
-        if (d.bk) o.add(*k_, *d.bk, *k_, n * n_embd_kv, n_embd_kv);
-        if (d.bv) o.add(*v_, *d.bv, *v_, n * n_embd_kv, n_embd_kv);
-        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
-        o.rope(*q_, *pos_, n, hp.n_head, hp.head_dim, rope);
-        o.rope(*k_, *pos_, n, hp.n_head_kv, hp.head_dim, rope);
-        const device_buffer & k_rows = kv.rows(il, kv_half::k), & v_rows = kv.rows(il, kv_half::v);
-        const kv_types & types = cache.types();
-        o.kv_append(types.k, *k_, k_rows, pos0, n, n_embd_kv);
-        o.kv_append(types.v, *v_, v_rows, pos0, n, n_embd_kv);
-        o.attention(types.k, types.v, *q_, k_rows, v_rows, *n_kv_, hp.is_swa(il) ? *kv_start_ : *no_window_, *scores_,
-                    *attn_, {n, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx, hp.kq_scale});
-        products(*attn_, n_q, {{&d.wo, cur_.get()}});
-        o.add(*x_, *cur_, *x_, n * n_embd, n * n_embd);
-        // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
-        o.rms_norm(*x_, d.ffn_norm.get(), *cur_, n, n_embd, hp.rms_eps);
-        products(*cur_, n_embd, {{&d.gate, gate_.get()}, {&d.up, up_.get()}});
-        o.swiglu(*gate_, *up_, *gate_, static_cast<int64_t>(n) * hp.n_ff);
-        products(*gate_, hp.n_ff, {{&d.down, cur_.get()}});
-        o.add(*x_, *cur_, *x_, n * n_embd, n * n_embd);
+        const layer & L = model_.layers()[il];
+        attention_block(*this, hp, L, il, cache.n_ctx());
+        ffn_block(*this, hp, L, il);
     }
-    if (status st = o.finish(); !st) return st;
+    if (status st = ops_->finish(); !st) return st;
 
     // Only now, with every layer done, the result replaces x (the batch's K/V rows stay on the device).
-    return x_->download(x, static_cast<size_t>(n * n_embd) * sizeof(float));
+    return acts_[static_cast<size_t>(act::x)]->download(x, x_bytes);
+}
+
+void device_layers::norm(act in, act out, const float * w, const float * b) {
+    const hparams & hp = model_.hp();
+    if (hp.norm == norm_kind::layer) ops_->layer_norm(buf(in), vec(w), vec(b), buf(out), n_, hp.n_embd, hp.rms_eps);
+    else ops_->rms_norm(buf(in), vec(w), buf(out), n_, hp.n_embd, hp.rms_eps);
+}
+
+void device_layers::norm_rows(act a, const float * w, int64_t width) {
+    ops_->rms_norm(buf(a), vec(w), buf(a), elements(a) / width, width, model_.hp().rms_eps);
+}
+
+const device_buffer * device_layers::q8_for(const device_buffer & in, int64_t rows, int64_t width,
+                                            std::initializer_list<const dev_weight *> ws) {
+    for (const dev_weight * w : ws) {
+        if (!ops_->takes_q8_0_activations(w->type)) continue;
+        ops_->quantize_q8_0(in, *x_q8_, rows, width);
+        return x_q8_.get();
+    }
+    return nullptr;
+}
+
+// As the CPU's matmul_context, the input's q8_0 form is made once for Q, K and V.
+void device_layers::products(act in, std::span<const product> ps) {
+    const int64_t width = act_width(model_.hp(), in);
+    bool q8 = false;
+    for (const product & p : ps) q8 = q8 || ops_->takes_q8_0_activations(p.w->type);
+    if (q8) ops_->quantize_q8_0(buf(in), *x_q8_, n_, width);
+    for (const product & p : ps) ops_->matmul(weight_of(*p.w).view(), buf(in), buf(p.out), n_, q8 ? x_q8_.get() : nullptr);
+}
+
+void device_layers::add_bias(act a, const float * b) {
+    if (b) ops_->add(buf(a), *vec(b), buf(a), elements(a), act_width(model_.hp(), a));
+}
+
+void device_layers::rope(act a, int64_t n_head, const kernels::rope_params & p) {
+    ops_->rope(buf(a), *pos_, n_, n_head, model_.hp().head_dim, p, vec(p.freq_factors));
+}
+
+void device_layers::scale(act a, float s) { ops_->scale(buf(a), s, elements(a)); }
+
+void device_layers::attention(int32_t il, bool sliding) {
+    const hparams & hp = model_.hp();
+    const device_buffer & k_rows = rows_->rows(il, kv_half::k), & v_rows = rows_->rows(il, kv_half::v);
+    const kv_types & types = cache_->types();
+    ops_->kv_append(types.k, buf(act::k), k_rows, pos0_, n_, hp.n_embd_kv());
+    ops_->kv_append(types.v, buf(act::v), v_rows, pos0_, n_, hp.n_embd_kv());
+    ops_->attention(types.k, types.v, buf(act::q), k_rows, v_rows, *n_kv_, sliding ? *kv_start_ : *no_window_, *scores_,
+                    buf(act::attn), {n_, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx_, hp.kq_scale});
+}
+
+void device_layers::add(act dst, act src) { ops_->add(buf(dst), buf(src), buf(dst), elements(dst), elements(dst)); }
+
+void device_layers::gated(act gate, act up, ffn_activation f) {
+    if (f == ffn_activation::gelu) {
+        ops_->gelu(buf(gate), buf(gate), elements(gate));
+        ops_->mul(buf(gate), buf(up), buf(gate), elements(gate));
+    } else {
+        ops_->swiglu(buf(gate), buf(up), buf(gate), elements(gate));
+    }
+}
+
+void device_layers::activation(act in, act out, ffn_activation f) {
+    if (f == ffn_activation::gelu) ops_->gelu(buf(in), buf(out), elements(in));
+    else ops_->silu(buf(in), buf(out), elements(in));
+}
+
+// The router, each token's picks through their experts' SwiGLU, and the weighted sum in pick order.
+void device_layers::experts(const layer & L, act in, act out) {
+    const hparams & hp = model_.hp();
+    const int64_t k = hp.n_expert_used;
+    const dev_weight & router = weight_of(L.ffn_gate_inp), & gate = weight_of(L.ffn_gate_exps),
+                     & up = weight_of(L.ffn_up_exps), & down = weight_of(L.ffn_down_exps);
+    const device_buffer * q8 = q8_for(buf(in), n_, hp.n_embd, {&router, &gate, &up});
+    ops_->matmul(router.view(), buf(in), *logits_, n_, q8);
+    ops_->moe_route(*logits_, *ids_, *pick_weights_, n_, hp.n_expert, k);
+    ops_->matmul_experts(gate.view(), hp.n_ff, buf(in), false, *ids_, *pick_gate_, n_, k, q8);
+    ops_->matmul_experts(up.view(), hp.n_ff, buf(in), false, *ids_, *pick_up_, n_, k, q8);
+    ops_->swiglu(*pick_gate_, *pick_up_, *pick_gate_, n_ * k * hp.n_ff);
+    const device_buffer * q8_down = q8_for(*pick_gate_, n_ * k, hp.n_ff, {&down});
+    ops_->matmul_experts(down.view(), hp.n_embd, *pick_gate_, true, *ids_, *pick_down_, n_, k, q8_down);
+    ops_->moe_combine(*pick_down_, *pick_weights_, buf(out), n_, k, hp.n_embd);
 }
 
 }  // namespace

@@ -4,20 +4,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/attention.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 
 namespace hearth::inference {
 namespace {
-
-kernels::weight_view view(const weight & w) {
-    return kernels::weight_view{w.type, w.data, w.n_rows, w.n_cols, w.row_bytes};
-}
-
-void add_bias(float * y, const float * b, int32_t n_tokens, int32_t width) {
-    if (b) kernels::add_row(y, b, n_tokens, width);
-}
 
 // y *= s over n values (ggml_scale: one f32 product each); nothing when s is 1.
 void scale(float * y, float s, size_t n) {
@@ -25,42 +16,14 @@ void scale(float * y, float s, size_t n) {
     for (size_t i = 0; i < n; ++i) y[i] *= s;
 }
 
-// fn(t0, t1) over the batch's tokens: on the pool in chunks of 16 tokens for a prefill batch
-// (the row-wise ops between the matmuls ran on one thread while the other waited: pp512 with an
-// f16 cache, 2 threads, median of three alternating runs 292 -> 311 t/s), on the calling thread
-// for a few tokens, where a parallel op's fixed cost would show. Each token's row is computed
-// alone, so the chunks change no result.
-template <class F>
-void for_token_chunks(kernels::thread_pool & pool, int32_t n, F && fn) {
-    constexpr int32_t k_chunk = 16;
-    if (n < 2 * k_chunk) {
-        fn(0, n);
-        return;
-    }
-    pool.parallel_for((n + k_chunk - 1) / k_chunk, [&](int64_t c, int) {
-        const auto t0 = static_cast<int32_t>(c) * k_chunk;
-        fn(t0, std::min(n, t0 + k_chunk));
-    });
-}
-
 }  // namespace
 
 engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
-    : model_(m), pool_(pool), n_batch_(n_batch) {
-    const hparams & hp = m.hp();
+    : model_(m), pool_(pool), n_batch_(n_batch), cpu_(m, pool, n_batch) {
     const size_t nb = static_cast<size_t>(n_batch);
-    x_.resize(nb * hp.n_embd);
-    cur_.resize(nb * std::max(hp.n_embd, hp.n_embd_q()));
-    q_.resize(nb * hp.n_embd_q());
-    k_.resize(nb * hp.n_embd_kv());
-    v_.resize(nb * hp.n_embd_kv());
-    attn_.resize(nb * std::max(hp.n_embd, hp.n_embd_q()));   // also the expert FFN's output
-    gate_.resize(nb * hp.n_ff);
-    up_.resize(nb * hp.n_ff);
     pos_.resize(nb);
     n_kv_.resize(nb);
     kv_start_.resize(nb);
-    if (hp.n_expert > 0) moe_.emplace(hp, n_batch);
 }
 
 kv_cache engine::make_cache(kv_types types, int32_t n_ctx) const {
@@ -111,56 +74,40 @@ status engine::eval_at(kv_cache & cache, std::span<const token_id> tokens, int32
 status engine::eval_steps(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits,
                           std::stop_token stop) {
     step_order_ = true;
-    mm_.set_step_order(true);
+    cpu_.mm().set_step_order(true);
     auto s = eval_at(cache, tokens, cache.n_pos(), logits, true, std::move(stop));
     step_order_ = false;
-    mm_.set_step_order(false);
+    cpu_.mm().set_step_order(false);
     return s;
 }
 
-// One batch of n tokens through every layer: the forward pass as one story.
+// One batch of n tokens through every layer: the forward pass as one story (the layer itself is
+// layer_graph.cpp's, run here by the CPU's executor and, for a device's layers, by the device's).
 status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, int32_t n_past, float * logits,
                         bool all_logits, const std::stop_token & stop) {
     const hparams & hp = model_.hp();
-    const int32_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_kv = hp.n_embd_kv(), n_ff = hp.n_ff;
+    const int32_t n_embd = hp.n_embd;
     for (int32_t t = 0; t < n; ++t) {
         pos_[t] = n_past + t;
         n_kv_[t] = n_past + t + 1;  // causal: a token sees itself and everything before it
     }
+    // Sliding-window layers: token t sees the n_swa positions up to its own.
+    for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
+    cpu_.begin(n, pos_.data(), n_kv_.data(), kv_start_.data(), cache, step_order_, &observer_);
+    float * x = cpu_.data(act::x);
+    float * cur = cpu_.data(act::cur);
 
     // x = token embeddings
     const weight & embd = model_.token_embd();
     for (int32_t t = 0; t < n; ++t) {
         const auto * row = static_cast<const uint8_t *>(embd.data) + static_cast<size_t>(tokens[t]) * embd.row_bytes;
-        kernels::dequantize_row(embd.type, row, x_.data() + static_cast<size_t>(t) * n_embd, n_embd);
+        kernels::dequantize_row(embd.type, row, x + static_cast<size_t>(t) * n_embd, n_embd);
     }
-    const auto observe = [&](std::string_view name, int32_t il, float * data, int32_t width) {
-        if (observer_) observer_(name, il, data, n, width);
-    };
-    // cur = norm(x), row by row: RMS norm, or LayerNorm with its bias.
-    const auto norm_input = [&](const float * w, const float * b) {
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_embd;
-            if (hp.norm == norm_kind::layer)
-                kernels::layer_norm(x_.data() + o, w, b, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
-            else
-                kernels::rms_norm(x_.data() + o, w, cur_.data() + o, t1 - t0, n_embd, hp.rms_eps);
-        });
-    };
-    // cur = norm(cur) in place, row by row (gemma3's norms after the attention and the FFN).
-    const auto norm_rows = [&](const float * w) {
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            float * c = cur_.data() + static_cast<size_t>(t0) * n_embd;
-            kernels::rms_norm(c, w, c, t1 - t0, n_embd, hp.rms_eps);
-        });
-    };
-    observe("embd", -1, x_.data(), n_embd);
+    cpu_.observe("embd", -1, act::x);
     if (hp.embd_scale != 1.0f) {
-        scale(x_.data(), hp.embd_scale, static_cast<size_t>(n) * n_embd);
-        observe("inp_scaled", -1, x_.data(), n_embd);
+        scale(x, hp.embd_scale, static_cast<size_t>(n) * n_embd);
+        cpu_.observe("inp_scaled", -1, act::x);
     }
-    // Sliding-window layers: token t sees the n_swa positions up to its own.
-    for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
     // Rows on a device that will not run this batch come home first (the CPU runs every layer).
     const bool on_device = device_ && device_->takes_cache(cache.types());
     if (cache.device_rows() && !on_device)
@@ -171,141 +118,16 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         if (stop.stop_requested()) return fail("stopped");
         // The device's layers, all at once: the residual stream goes there and back.
         if (device_ && il == device_->first_layer() && device_->takes_cache(cache.types())) {
-            const status s = device_->eval_layers(x_.data(), n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
+            const status s = device_->eval_layers(x, n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
             if (s) break;
             device_error_ = device_->describe() + ": " + s.message() + "; running on the CPU";
             device_.reset();
             if (status home = cache.bring_home(); !home) return fail(device_error_, "; ", home.message());
         }
         const layer & L = model_.layers()[il];
-        const kernels::rope_params rope = hp.rope_for_layer(il, cache.n_ctx());
-
-        // attention block: cur = norm(x); q, k, v = projections; rotate; store k, v; attend
-        norm_input(L.attn_norm, L.attn_norm_b);
-        observe("attn_norm", il, cur_.data(), n_embd);
-        mm_.set_activations(cur_.data(), n, n_embd);  // quantized once for Q, K and V
-        {
-            const kernels::weight_view qkv[] = {view(L.wq), view(L.wk), view(L.wv)};
-            float * const out[] = {q_.data(), k_.data(), v_.data()};
-            kernels::matmul_group(qkv, mm_, out, pool_);
-        }
-        observe("Qcur", il, q_.data(), n_q);
-        observe("Kcur", il, k_.data(), n_kv);
-        observe("Vcur", il, v_.data(), n_kv);
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            add_bias(q_.data() + static_cast<size_t>(t0) * n_q, L.bq, t1 - t0, n_q);
-            add_bias(k_.data() + static_cast<size_t>(t0) * n_kv, L.bk, t1 - t0, n_kv);
-            add_bias(v_.data() + static_cast<size_t>(t0) * n_kv, L.bv, t1 - t0, n_kv);
-        });
-        observe("Qcur_bias", il, q_.data(), n_q);
-        observe("Kcur_bias", il, k_.data(), n_kv);
-        observe("Vcur_bias", il, v_.data(), n_kv);
-        if (L.q_norm) {   // each head of Q and K normed on its own (qwen3, gemma3)
-            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-                float * q = q_.data() + static_cast<size_t>(t0) * n_q;
-                float * k = k_.data() + static_cast<size_t>(t0) * n_kv;
-                kernels::rms_norm(q, L.q_norm, q, int64_t{t1 - t0} * hp.n_head, hp.head_dim, hp.rms_eps);
-                kernels::rms_norm(k, L.k_norm, k, int64_t{t1 - t0} * hp.n_head_kv, hp.head_dim, hp.rms_eps);
-            });
-            observe("Qcur_normed", il, q_.data(), n_q);
-            observe("Kcur_normed", il, k_.data(), n_kv);
-        }
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            kernels::rope(q_.data() + static_cast<size_t>(t0) * n_q, t1 - t0, hp.n_head, hp.head_dim, pos_.data() + t0, rope);
-            kernels::rope(k_.data() + static_cast<size_t>(t0) * n_kv, t1 - t0, hp.n_head_kv, hp.head_dim, pos_.data() + t0, rope);
-        });
-        observe("Qcur_rope", il, q_.data(), n_q);
-        observe("Kcur_rope", il, k_.data(), n_kv);
-        if (hp.q_scale != 1.0f) {
-            scale(q_.data(), hp.q_scale, static_cast<size_t>(n) * n_q);
-            observe("Qcur_scaled", il, q_.data(), n_q);
-        }
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            for (int32_t t = t0; t < t1; ++t) {
-                kernels::quantize_row(cache.types().k, k_.data() + static_cast<size_t>(t) * n_kv, cache.k_row(il, pos_[t]), n_kv);
-                kernels::quantize_row(cache.types().v, v_.data() + static_cast<size_t>(t) * n_kv, cache.v_row(il, pos_[t]), n_kv);
-            }
-        });
-        const kernels::kv_view kv{{cache.types().k, cache.k_data(il), cache.row_bytes(kv_half::k)},
-                                  {cache.types().v, cache.v_data(il), cache.row_bytes(kv_half::v)}};
-        kernels::attention(q_.data(), n, n_kv_.data(), kv, hp.n_head, hp.n_head_kv, hp.head_dim, hp.kq_scale,
-                           attn_.data(), pool_, hp.is_swa(il) ? kv_start_.data() : nullptr, step_order_);
-        observe("kqv_out", il, attn_.data(), n_q);
-        mm_.set_activations(attn_.data(), n, n_q);
-        kernels::matmul(view(L.wo), mm_, cur_.data(), pool_);
-        if (L.bo) {
-            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-                add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.bo, t1 - t0, n_embd);
-            });
-        }
-        observe("attn_out", il, cur_.data(), n_embd);
-        if (L.attn_post_norm) {
-            norm_rows(L.attn_post_norm);
-            observe("attn_post_norm", il, cur_.data(), n_embd);
-        }
-        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_embd;
-            kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
-        });
-        observe("ffn_inp", il, x_.data(), n_embd);
+        attention_block(cpu_, hp, L, il, cache.n_ctx());
         if (stop.stop_requested()) return fail("stopped");   // and between a layer's two blocks
-
-        // feed-forward block: x += down(silu(gate(norm(x))) * up(norm(x)))
-        norm_input(L.ffn_norm, L.ffn_norm_b);
-        observe("ffn_norm", il, cur_.data(), n_embd);
-        mm_.set_activations(cur_.data(), n, n_embd);  // shared by gate and up
-        if (L.ffn_gate_inp.data) {   // experts (qwen3moe): cur = moe(cur), by way of attn_ (free here)
-            moe_->eval(L, cur_.data(), n, attn_.data(), mm_, pool_);
-            std::memcpy(cur_.data(), attn_.data(), sizeof(float) * static_cast<size_t>(n) * n_embd);
-        } else if (L.w_gate.data) {
-            const kernels::weight_view gate_up[] = {view(L.w_gate), view(L.w_up)};
-            float * const out[] = {gate_.data(), up_.data()};
-            kernels::matmul_group(gate_up, mm_, out, pool_);
-            observe("ffn_gate", il, gate_.data(), n_ff);
-            observe("ffn_up", il, up_.data(), n_ff);
-            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-                const size_t o = static_cast<size_t>(t0) * n_ff, len = static_cast<size_t>(t1 - t0) * n_ff;
-                if (hp.act == ffn_activation::gelu) {
-                    kernels::gelu(gate_.data() + o, gate_.data() + o, len);
-                    kernels::mul(gate_.data() + o, up_.data() + o, len);
-                } else {
-                    kernels::swiglu(gate_.data() + o, up_.data() + o, gate_.data() + o, len);
-                }
-            });
-            observe(hp.act == ffn_activation::gelu ? "ffn_geglu" : "ffn_swiglu", il, gate_.data(), n_ff);
-        } else {
-            // No gate (starcoder2): gate_ = act(up(x) + b_up), the down projection's input.
-            kernels::matmul(view(L.w_up), mm_, up_.data(), pool_);
-            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-                const size_t o = static_cast<size_t>(t0) * n_ff, len = static_cast<size_t>(t1 - t0) * n_ff;
-                add_bias(up_.data() + o, L.b_up, t1 - t0, n_ff);
-                if (hp.act == ffn_activation::gelu) kernels::gelu(up_.data() + o, gate_.data() + o, len);
-                else kernels::silu(up_.data() + o, gate_.data() + o, len);
-            });
-            observe("ffn_up", il, up_.data(), n_ff);
-            observe(hp.act == ffn_activation::gelu ? "ffn_gelu" : "ffn_silu", il, gate_.data(), n_ff);
-        }
-        if (!L.ffn_gate_inp.data) {
-            mm_.set_activations(gate_.data(), n, n_ff);
-            kernels::matmul(view(L.w_down), mm_, cur_.data(), pool_);
-        }
-        if (L.b_down) {
-            for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-                add_bias(cur_.data() + static_cast<size_t>(t0) * n_embd, L.b_down, t1 - t0, n_embd);
-            });
-        }
-        observe("ffn_out", il, cur_.data(), n_embd);
-        if (L.ffn_post_norm) {
-            norm_rows(L.ffn_post_norm);
-            observe("ffn_post_norm", il, cur_.data(), n_embd);
-        }
-        scale(cur_.data(), hp.residual_scale, static_cast<size_t>(n) * n_embd);   // granite
-        for_token_chunks(pool_, n, [&](int32_t t0, int32_t t1) {
-            const size_t o = static_cast<size_t>(t0) * n_embd;
-            kernels::add(x_.data() + o, cur_.data() + o, static_cast<size_t>(t1 - t0) * n_embd);
-        });
-        observe("l_out", il, x_.data(), n_embd);
+        ffn_block(cpu_, hp, L, il);
     }
     cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
     if (!logits) return {};
@@ -314,14 +136,14 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
     const int32_t first = all_logits ? 0 : n - 1;
     const int32_t n_out = n - first;
     if (hp.norm == norm_kind::layer)
-        kernels::layer_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), model_.output_norm_b(),
-                            cur_.data(), n_out, n_embd, hp.rms_eps);
+        kernels::layer_norm(x + static_cast<size_t>(first) * n_embd, model_.output_norm(), model_.output_norm_b(), cur,
+                            n_out, n_embd, hp.rms_eps);
     else
-        kernels::rms_norm(x_.data() + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur_.data(), n_out,
-                          n_embd, hp.rms_eps);
-    if (observer_) observer_("result_norm", -1, cur_.data(), n_out, n_embd);
-    mm_.set_activations(cur_.data(), n_out, n_embd);
-    kernels::matmul(view(model_.output()), mm_, logits, pool_);
+        kernels::rms_norm(x + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur, n_out, n_embd, hp.rms_eps);
+    if (observer_) observer_("result_norm", -1, cur, n_out, n_embd);
+    kernels::matmul_context & mm = cpu_.mm();
+    mm.set_activations(cur, n_out, n_embd);
+    kernels::matmul(model_.output().view(), mm, logits, pool_);
     scale(logits, hp.logit_scale, static_cast<size_t>(n_out) * hp.n_vocab);   // granite
     if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
     return {};

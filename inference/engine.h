@@ -16,11 +16,10 @@
 #include <vector>
 
 #include "base/result.h"
+#include "inference/cpu_layers.h"
 #include "inference/kv_cache.h"
 #include "inference/layer_device.h"
 #include "inference/model.h"
-#include "inference/moe.h"
-#include "kernels/matmul.h"
 #include "kernels/thread_pool.h"
 
 namespace hearth::inference {
@@ -72,8 +71,7 @@ public:
     // floats, valid during the call. The observer may overwrite them: the forward pass goes on
     // from what it leaves, so another implementation's values can be fed in to test one step
     // at a time. For comparing intermediates; unset (the default) it costs one branch per step.
-    using observer = std::function<void(std::string_view name, int32_t layer, float * data, int32_t n_tokens,
-                                        int32_t width)>;
+    using observer = activation_observer;
     void set_observer(observer obs) { observer_ = std::move(obs); }
 
     // Runs the last layers on a device from now on (layer_device.h); nullptr: all on the CPU. A
@@ -98,21 +96,11 @@ private:
     const model & model_;
     kernels::thread_pool & pool_;
     int32_t n_batch_;
-    kernels::matmul_context mm_;
     bool step_order_ = false;   // eval_steps() in progress
-    // Activations, each [n_batch][width].
-    std::vector<float> x_;      // residual stream [n_embd]
-    std::vector<float> cur_;    // normed input [n_embd]
-    std::vector<float> q_;      // [n_embd_q]
-    std::vector<float> k_;      // [n_embd_kv]
-    std::vector<float> v_;      // [n_embd_kv]
-    std::vector<float> attn_;   // [n_embd_q]
-    std::vector<float> gate_;   // [n_ff]
-    std::vector<float> up_;     // [n_ff]
+    cpu_layers cpu_;            // the layer graph on the CPU, with the batch's activations
     std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)
     std::vector<int32_t> kv_start_;  // [n_batch] first visible position on sliding-window layers
-    std::optional<moe_block> moe_;   // the expert FFN's scratch (models with experts)
     observer observer_;
     std::unique_ptr<layer_device> device_;
     std::string device_error_;

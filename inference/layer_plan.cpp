@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "inference/kv_cache.h"
+#include "inference/layer_graph.h"
 #include "kernels/quant.h"
 
 namespace hearth::inference {
@@ -39,18 +40,12 @@ std::string to_string(const gpu_layers & g) {
     return std::to_string(g.n);
 }
 
-std::string unsupported_layer(const hparams & hp, const layer & L, bool (*supports_weight)(kernels::tensor_type)) {
+std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
+                              bool (*supports_weight)(kernels::tensor_type)) {
     using kernels::tensor_type;
-    if (hp.norm != norm_kind::rms) return "LayerNorm";
-    if (hp.act != ffn_activation::silu || !L.w_gate.data) return "a feed-forward without SwiGLU";
-    if (L.q_norm || L.k_norm) return "Q/K head norms";
-    if (L.attn_post_norm || L.ffn_post_norm) return "post-norms";
-    if (L.bo || L.b_up || L.b_down) return "output or feed-forward biases";
-    if (hp.q_scale != 1.0f) return "a Q scale";
-    if (hp.rope_factors || hp.rope_factors_long || hp.rope_attn_factor != 1.0f) return "RoPE frequency factors";
-    if (hp.residual_scale != 1.0f) return "a residual scale";
+    // The attention kernels hold a head in registers and read cache rows as 32-bit words.
     if (hp.head_dim > 256 || hp.n_embd_kv() % 2 != 0) return "a head size over 256";
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) {
+    for (const weight * w : layer_needs(hp, L, il).weights) {
         const bool plain = w->type == tensor_type::f16 || w->type == tensor_type::f32;
         if (!supports_weight(w->type) || (!plain && w->n_cols % 32 != 0) || (w->type == tensor_type::f32 && w->row_bytes % 4 != 0))
             return std::string("a ") + std::string(kernels::tensor_type_info(w->type).name) + " weight";
@@ -58,13 +53,11 @@ std::string unsupported_layer(const hparams & hp, const layer & L, bool (*suppor
     return {};
 }
 
-uint64_t layer_weight_bytes(const hparams & hp, const layer & L) {
+uint64_t layer_weight_bytes(const hparams & hp, const layer & L, int32_t il) {
+    const layer_use use = layer_needs(hp, L, il);
     uint64_t b = 0;
-    for (const weight * w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) b += bytes_of(*w);
-    b += 2ull * hp.n_embd * sizeof(float);   // the two norms
-    if (L.bq) b += static_cast<uint64_t>(hp.n_embd_q()) * sizeof(float);
-    if (L.bk) b += static_cast<uint64_t>(hp.n_embd_kv()) * sizeof(float);
-    if (L.bv) b += static_cast<uint64_t>(hp.n_embd_kv()) * sizeof(float);
+    for (const weight * w : use.weights) b += bytes_of(*w);
+    for (const layer_use::vec & v : use.vectors) b += static_cast<uint64_t>(v.n) * sizeof(float);
     return b;
 }
 
@@ -81,7 +74,13 @@ uint64_t device_compute_bytes(const hparams & hp, const offload_room & room) {
     // The widest input in q8_0: per block of 32, an f32 scale and 32 int8.
     const uint64_t widest = static_cast<uint64_t>(std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff})) / 32;
     const uint64_t scores = static_cast<uint64_t>(hp.n_head) * static_cast<uint64_t>(room.n_ctx) * sizeof(float);
-    return n * (floats * sizeof(float) + widest * 36 + scores);
+    // Experts: router logits, picks and weights, the picks' gate, up and down, and the down
+    // products' q8_0 input for every pick.
+    const uint64_t k = static_cast<uint64_t>(hp.n_expert_used);
+    const uint64_t experts = hp.n_expert > 0 ? (static_cast<uint64_t>(hp.n_expert) + 2 * k + 2 * k * hp.n_ff +
+                                                k * hp.n_embd) * sizeof(float) + (k - 1) * widest * 36
+                                             : 0;
+    return n * (floats * sizeof(float) + widest * 36 + scores + experts);
 }
 
 result<offload_plan> plan_offload(const model & m, const gpu_layers & want, const offload_room & room,
@@ -98,7 +97,7 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
     // The layers that can run on the device are a tail of the model: count it.
     std::string why;
     for (int32_t il = hp.n_layer - 1; il >= 0 && p.n_runnable < asked; --il, ++p.n_runnable) {
-        why = unsupported_layer(hp, m.layers()[il], be.supports_weight);
+        why = unsupported_layer(hp, m.layers()[il], il, be.supports_weight);
         if (!why.empty()) break;
     }
     if (p.n_runnable == 0)
@@ -118,7 +117,7 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
         uint64_t used = p.compute_bytes;
         int32_t fit = 0;
         for (int32_t il = hp.n_layer - 1; il >= hp.n_layer - n; --il) {
-            const uint64_t b = layer_weight_bytes(hp, m.layers()[il]) + kv;
+            const uint64_t b = layer_weight_bytes(hp, m.layers()[il], il) + kv;
             if (used + b > p.budget_bytes) break;
             used += b;
             ++fit;
@@ -126,7 +125,7 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
         if (fit == 0)
             return fail("the ", be.name, " device's memory (", mib(budget), ", ", mib(p.budget_bytes),
                         " within the margin) holds none of this model's layers: one takes ",
-                        mib(layer_weight_bytes(hp, m.layers()[hp.n_layer - 1]) + kv), " with its KV rows, and the "
+                        mib(layer_weight_bytes(hp, m.layers()[hp.n_layer - 1], hp.n_layer - 1) + kv), " with its KV rows, and the "
                         "compute buffers ", mib(p.compute_bytes));
         if (fit < n)
             p.why_fewer += (p.why_fewer.empty() ? "" : "; ") + std::to_string(fit) + " of " + std::to_string(n) + " layers fit in " + mib(p.budget_bytes) +
@@ -135,7 +134,7 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
         n = fit;
     }
     p.n_layers = n;
-    for (int32_t il = p.first_layer(); il < hp.n_layer; ++il) p.weight_bytes += layer_weight_bytes(hp, m.layers()[il]);
+    for (int32_t il = p.first_layer(); il < hp.n_layer; ++il) p.weight_bytes += layer_weight_bytes(hp, m.layers()[il], il);
     p.kv_bytes = kv * static_cast<uint64_t>(n);
     return p;
 }

@@ -69,11 +69,14 @@ struct offload_plan {
 
 inline constexpr double k_device_memory_margin = 0.8;   // `auto` plans within 80% of the device's memory
 
-// Why layer L cannot run on the backend ("LayerNorm", "a q5_K weight"), or "" where it can.
-std::string unsupported_layer(const hparams & hp, const layer & L, bool (*supports_weight)(kernels::tensor_type));
+// Why layer il (L) cannot run on a backend with these weight formats ("a q5_K weight", "a head
+// size over 256"), or "" where it can: what the layer graph uses (layer_graph.h's layer_needs)
+// against what the backend has. Every operation is in every backend (kernels/device_ops.h).
+std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
+                              bool (*supports_weight)(kernels::tensor_type));
 
-// Device bytes of layer L's weights, norms and biases.
-uint64_t layer_weight_bytes(const hparams & hp, const layer & L);
+// Device bytes of layer il's weights and vectors (norms, biases, RoPE factors) as the graph uses them.
+uint64_t layer_weight_bytes(const hparams & hp, const layer & L, int32_t il);
 // Device bytes of one layer's K and V rows for room's caches.
 uint64_t layer_kv_bytes(const hparams & hp, const offload_room & room);
 // Device bytes of the layer graph's buffers for one batch of room.n_batch tokens over room.n_ctx

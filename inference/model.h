@@ -29,6 +29,7 @@
 
 #include "base/result.h"
 #include "inference/gguf/gguf_file.h"
+#include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -92,6 +93,8 @@ struct weight {
     int64_t n_cols = 0;
     int64_t n_rows = 0;
     size_t row_bytes = 0;
+
+    kernels::weight_view view() const { return {type, data, n_rows, n_cols, row_bytes}; }
 };
 
 struct layer {

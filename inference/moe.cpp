@@ -9,10 +9,6 @@
 namespace hearth::inference {
 namespace {
 
-kernels::weight_view view(const weight & w) {
-    return kernels::weight_view{w.type, w.data, w.n_rows, w.n_cols, w.row_bytes};
-}
-
 // Expert e's rows of a stacked expert tensor.
 kernels::weight_view expert_view(const weight & w, int32_t e, int64_t n_rows) {
     return kernels::weight_view{w.type, static_cast<const uint8_t *>(w.data) + static_cast<size_t>(e) * n_rows * w.row_bytes,
@@ -40,7 +36,7 @@ void moe_block::eval(const layer & L, const float * x, int32_t n, float * out, k
     const int32_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_expert = hp_.n_expert, k = hp_.n_expert_used;
     // Router: probabilities over the experts, the top k (ties to the lower id), renormalised.
     mm.set_activations(x, n, n_embd);
-    kernels::matmul(view(L.ffn_gate_inp), mm, probs_.data(), pool);
+    kernels::matmul(L.ffn_gate_inp.view(), mm, probs_.data(), pool);
     kernels::softmax(probs_.data(), probs_.data(), n, n_expert);
     std::vector<int32_t> & order = order_;
     for (int32_t t = 0; t < n; ++t) {

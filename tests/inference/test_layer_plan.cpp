@@ -98,7 +98,7 @@ TEST_CASE("layer plan: auto places what fits in the capped memory and says why n
     CHECK(whole->budget_bytes == static_cast<uint64_t>(static_cast<double>(1ull << 30) * 0.8));
 
     // The compute buffers and two and a half layers, within the margin: two layers.
-    const uint64_t one = layer_weight_bytes(hp, tm.mdl.layers().back()) + layer_kv_bytes(hp, room);
+    const uint64_t one = layer_weight_bytes(hp, tm.mdl.layers().back(), hp.n_layer - 1) + layer_kv_bytes(hp, room);
     gpu_layers want = *parse_gpu_layers("auto");
     want.device_memory_cap = static_cast<uint64_t>(static_cast<double>(device_compute_bytes(hp, room) + 5 * one / 2) / 0.8);
     auto two = plan_offload(tm.mdl, want, room, k_big);

@@ -105,7 +105,7 @@ TEST_CASE("vulkan offload: auto places as many layers as a capped device memory 
     CHECK(all->first_layer() == 0);   // the whole model fits
     // The compute buffers and two and a half layers with a 512-position f16 cache, within the margin.
     const offload_room room{.n_ctx = 512};
-    const uint64_t one = layer_weight_bytes(tm.mdl.hp(), tm.mdl.layers().back()) + layer_kv_bytes(tm.mdl.hp(), room);
+    const uint64_t one = layer_weight_bytes(tm.mdl.hp(), tm.mdl.layers().back(), tm.mdl.hp().n_layer - 1) + layer_kv_bytes(tm.mdl.hp(), room);
     const uint64_t cap =
         static_cast<uint64_t>(static_cast<double>(device_compute_bytes(tm.mdl.hp(), room) + 5 * one / 2) / 0.8);
     auto two = make_vulkan_layers(tm.mdl, {gpu_layers::kind::automatic, 0, cap}, 512);
