@@ -13,6 +13,8 @@ namespace {
 
 using cuda_buffer = backend_buffer<buffer>;
 const buffer & cu(const device_buffer & b) { return cuda_buffer::of(b); }
+const buffer * opt(const device_buffer * b) { return b ? &cu(*b) : nullptr; }   // an optional operand
+weight_buffer weight_of(const device_weight & w) { return {&cu(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes}; }
 
 class cuda_ops final : public device_ops {
 public:
@@ -43,23 +45,47 @@ public:
     }
     void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
                 const device_buffer * x_q8) override {
-        const weight_buffer wb{&cu(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
-        cuda::matmul(wb, cu(x), cu(y), n_tokens, x_q8 ? &cu(*x_q8) : nullptr);
+        cuda::matmul(weight_of(w), cu(x), cu(y), n_tokens, opt(x_q8));
     }
     void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens, int64_t n,
                   float eps) override {
-        cuda::rms_norm(cu(x), w ? &cu(*w) : nullptr, cu(y), n_tokens, n, eps);
+        cuda::rms_norm(cu(x), opt(w), cu(y), n_tokens, n, eps);
+    }
+    void layer_norm(const device_buffer & x, const device_buffer * w, const device_buffer * b, const device_buffer & y,
+                    int64_t n_tokens, int64_t n, float eps) override {
+        cuda::layer_norm(cu(x), opt(w), opt(b), cu(y), n_tokens, n, eps);
     }
     void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
-              const rope_params & p) override {
-        cuda::rope(cu(x), cu(pos), n_tokens, n_head, head_dim, p);
+              const rope_params & p, const device_buffer * freq_factors) override {
+        cuda::rope(cu(x), cu(pos), n_tokens, n_head, head_dim, p, opt(freq_factors));
     }
     void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) override {
         cuda::swiglu(cu(gate), cu(up), cu(y), n);
     }
+    void silu(const device_buffer & x, const device_buffer & y, int64_t n) override { cuda::silu(cu(x), cu(y), n); }
+    void gelu(const device_buffer & x, const device_buffer & y, int64_t n) override { cuda::gelu(cu(x), cu(y), n); }
     void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
         cuda::add(cu(a), cu(b), cu(y), n, n_b);
     }
+    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) override {
+        cuda::mul(cu(a), cu(b), cu(y), n);
+    }
+    void scale(const device_buffer & x, float s, int64_t n) override { cuda::scale(cu(x), s, n); }
+
+    void moe_route(const device_buffer & logits, const device_buffer & ids, const device_buffer & weights,
+                   int64_t n_tokens, int64_t n_expert, int64_t n_used) override {
+        cuda::moe_route(cu(logits), cu(ids), cu(weights), n_tokens, n_expert, n_used);
+    }
+    void matmul_experts(const device_weight & w, int64_t expert_rows, const device_buffer & x, bool x_per_pick,
+                        const device_buffer & ids, const device_buffer & y, int64_t n_tokens, int64_t n_used,
+                        const device_buffer * x_q8) override {
+        cuda::matmul_experts(weight_of(w), expert_rows, cu(x), x_per_pick, cu(ids), cu(y), n_tokens, n_used, opt(x_q8));
+    }
+    void moe_combine(const device_buffer & x, const device_buffer & weights, const device_buffer & y, int64_t n_tokens,
+                     int64_t n_used, int64_t n) override {
+        cuda::moe_combine(cu(x), cu(weights), cu(y), n_tokens, n_used, n);
+    }
+
     // An f16 cache only: the CUDA kernels for q8_0 and q4_0 caches are not written yet.
     bool takes_cache(tensor_type t, int64_t n_embd_kv) const override { return t == tensor_type::f16 && n_embd_kv % 2 == 0; }
     void kv_append(tensor_type type, const device_buffer & src, const device_buffer & cache, int32_t first_pos,

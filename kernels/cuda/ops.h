@@ -42,14 +42,41 @@ void quantize_q8_0(const buffer & x, const buffer & x_q8, int64_t n_tokens, int6
 // types that take q8_0 activations; f16 weights meet x rounded to f16, summed in double.
 void matmul(const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens, const buffer * x_q8 = nullptr);
 
+// Expert products of a mixture of experts: y[t][j] ([n_tokens][n_used][expert_rows]) = rows
+// [e * expert_rows, (e + 1) * expert_rows) of w, e = ids[t][j] (int32), times x[t] or, with
+// x_per_pick, x[t][j] (x [n_tokens][n_used][w.n_cols]); x_q8 the q8_0 form of all x's rows. Each
+// product is matmul's for that expert's rows, to the bit.
+void matmul_experts(const weight_buffer & w, int64_t expert_rows, const buffer & x, bool x_per_pick, const buffer & ids,
+                    const buffer & y, int64_t n_tokens, int64_t n_used, const buffer * x_q8 = nullptr);
+
 // y = x / sqrt(mean(x^2) + eps) * w row by row (w: [n] or nullptr); the squares summed in double.
 void rms_norm(const buffer & x, const buffer * w, const buffer & y, int64_t n_tokens, int64_t n, float eps);
-// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32.
-void rope(const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim, const rope_params & p);
-// y = silu(gate) * up over n elements (y may be gate).
-void swiglu(const buffer & gate, const buffer & up, const buffer & y, int64_t n);
+// y = (x - mean) / sqrt(var + eps) * w + b row by row (w, b: [n] or nullptr); sums in double.
+void layer_norm(const buffer & x, const buffer * w, const buffer * b, const buffer & y, int64_t n_tokens, int64_t n,
+                float eps);
+// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32; freq_factors:
+// [p.n_rot / 2] on the device or nullptr (p.freq_factors, a host pointer, is not read);
+// p.attn_factor scales cos and sin.
+void rope(const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim, const rope_params & p,
+          const buffer * freq_factors = nullptr);
+// Element-wise over n elements; y may be an input.
+void swiglu(const buffer & gate, const buffer & up, const buffer & y, int64_t n);   // silu(gate) * up
+void silu(const buffer & x, const buffer & y, int64_t n);                           // x / (1 + exp(-x))
+void gelu(const buffer & x, const buffer & y, int64_t n);   // the CPU's: via f16 in and out, 0 below -10, x from 10
 // y[i] = a[i] + b[i % n_b] over n elements (n a multiple of n_b; y may be a).
 void add(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
+void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n);   // y[i] = a[i] * b[i]
+void scale(const buffer & x, float s, int64_t n);                            // x[i] *= s in place
+
+// The router of a mixture of experts, as inference/moe.cpp: per token the softmax of its logits
+// ([n_tokens][n_expert]), the n_used best experts (ties to the lower id) into ids ([n_tokens]
+// [n_used] int32) and their probabilities over their sum (a double sum, clamped below at
+// 6.103515625e-5) into weights ([n_tokens][n_used]).
+void moe_route(const buffer & logits, const buffer & ids, const buffer & weights, int64_t n_tokens, int64_t n_expert,
+               int64_t n_used);
+// y[t] = sum over j in order of weights[t][j] * x[t][j]: x [n_tokens][n_used][n], y [n_tokens][n]
+// (not x).
+void moe_combine(const buffer & x, const buffer & weights, const buffer & y, int64_t n_tokens, int64_t n_used, int64_t n);
 
 // Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache at positions first_pos + t, rounded to
 // nearest even as quantize_row(f16) rounds.

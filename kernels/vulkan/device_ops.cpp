@@ -16,8 +16,11 @@ const buffer & vk(const device_buffer & b) { return vulkan_buffer::of(b); }
 
 class vulkan_ops final : public device_ops {
 public:
-    vulkan_ops(std::unique_ptr<device> dev, stream s)
-        : dev_(std::move(dev)), stream_(std::move(s)), name_("vulkan: " + dev_->caps().name) {}
+    vulkan_ops(std::unique_ptr<device> dev, stream s, buffer gelu_table)
+        : dev_(std::move(dev)),
+          stream_(std::move(s)),
+          gelu_table_(std::move(gelu_table)),
+          name_("vulkan: " + dev_->caps().name) {}
 
     const std::string & name() const override { return name_; }
     uint64_t memory_bytes() const override { return dev_->caps().device_local_bytes; }
@@ -48,15 +51,45 @@ public:
                   float eps) override {
         vulkan::rms_norm(stream_, vk(x), w ? &vk(*w) : nullptr, vk(y), n_tokens, n, eps);
     }
+    void layer_norm(const device_buffer & x, const device_buffer * w, const device_buffer * b, const device_buffer & y,
+                    int64_t n_tokens, int64_t n, float eps) override {
+        vulkan::layer_norm(stream_, vk(x), w ? &vk(*w) : nullptr, b ? &vk(*b) : nullptr, vk(y), n_tokens, n, eps);
+    }
     void rope(const device_buffer & x, const device_buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
-              const rope_params & p) override {
-        vulkan::rope(stream_, vk(x), vk(pos), n_tokens, n_head, head_dim, p);
+              const rope_params & p, const device_buffer * freq_factors) override {
+        vulkan::rope(stream_, vk(x), vk(pos), n_tokens, n_head, head_dim, p, freq_factors ? &vk(*freq_factors) : nullptr);
     }
     void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) override {
         vulkan::swiglu(stream_, vk(gate), vk(up), vk(y), n);
     }
+    void silu(const device_buffer & x, const device_buffer & y, int64_t n) override {
+        vulkan::silu(stream_, vk(x), vk(y), n);
+    }
+    void gelu(const device_buffer & x, const device_buffer & y, int64_t n) override {
+        vulkan::gelu(stream_, vk(x), gelu_table_, vk(y), n);
+    }
     void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
         vulkan::add(stream_, vk(a), vk(b), vk(y), n, n_b);
+    }
+    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) override {
+        vulkan::mul(stream_, vk(a), vk(b), vk(y), n);
+    }
+    void scale(const device_buffer & x, float s, int64_t n) override { vulkan::scale(stream_, vk(x), s, n); }
+
+    void moe_route(const device_buffer & logits, const device_buffer & ids, const device_buffer & weights,
+                   int64_t n_tokens, int64_t n_expert, int64_t n_used) override {
+        vulkan::moe_route(stream_, vk(logits), vk(ids), vk(weights), n_tokens, n_expert, n_used);
+    }
+    void matmul_experts(const device_weight & w, int64_t expert_rows, const device_buffer & x, bool x_per_pick,
+                        const device_buffer & ids, const device_buffer & y, int64_t n_tokens, int64_t n_used,
+                        const device_buffer * x_q8) override {
+        const weight_buffer wb{&vk(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
+        vulkan::matmul_experts(stream_, wb, expert_rows, vk(x), x_per_pick, vk(ids), vk(y), n_tokens, n_used,
+                               x_q8 ? &vk(*x_q8) : nullptr);
+    }
+    void moe_combine(const device_buffer & x, const device_buffer & weights, const device_buffer & y, int64_t n_tokens,
+                     int64_t n_used, int64_t n) override {
+        vulkan::moe_combine(stream_, vk(x), vk(weights), vk(y), n_tokens, n_used, n);
     }
     bool takes_cache(tensor_type t, int64_t n_embd_kv) const override { return vulkan::supports_cache(t, n_embd_kv); }
     void kv_append(tensor_type type, const device_buffer & src, const device_buffer & cache, int32_t first_pos,
@@ -74,6 +107,7 @@ public:
 private:
     std::unique_ptr<device> dev_;
     stream stream_;
+    buffer gelu_table_;   // make_gelu_table: gelu() reads the CPU's table
     std::string name_;
 };
 
@@ -84,7 +118,9 @@ result<std::unique_ptr<device_ops>> make_device_ops(const device_options & optio
     if (!dev) return dev.error();
     auto st = stream::create(**dev);
     if (!st) return st.error();
-    return std::unique_ptr<device_ops>(new vulkan_ops(std::move(*dev), std::move(*st)));
+    auto gelu_table = make_gelu_table(**dev);
+    if (!gelu_table) return gelu_table.error();
+    return std::unique_ptr<device_ops>(new vulkan_ops(std::move(*dev), std::move(*st), std::move(*gelu_table)));
 }
 
 }  // namespace hearth::kernels::vulkan

@@ -1,4 +1,5 @@
-// The weight products and the decoding check: dequantize() and matmul() for each weight type.
+// The weight products and the decoding check: dequantize(), matmul() and the experts' products
+// (matmul_experts()) for each weight type.
 #include <algorithm>
 #include <cassert>
 #include <string>
@@ -91,6 +92,34 @@ void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer 
                            static_cast<uint32_t>(n_tokens), groups_x};
     const pipeline & p = s.dev().pipelines().get(std::string("matmul_") + type_suffix(w.type));
     s.dispatch(p, {w.data, q8 ? x_q8 : &x, &y}, &push, groups_x, groups_y, groups_z);
+}
+
+void matmul_experts(stream & s, const weight_buffer & w, int64_t expert_rows, const buffer & x, bool x_per_pick,
+                    const buffer & ids, const buffer & y, int64_t n_tokens, int64_t n_used, const buffer * x_q8) {
+    check_weight(w);
+    assert(n_tokens > 0 && n_used > 0 && expert_rows > 0 && w.n_rows % expert_rows == 0);
+    const int64_t n_picks = n_tokens * n_used;
+    const int64_t x_rows = x_per_pick ? n_picks : n_tokens;
+    assert(x.size() >= static_cast<size_t>(x_rows * w.n_cols) * sizeof(float));
+    const bool q8 = takes_q8_0_activations(w.type);
+    assert(!q8 || (x_q8 && x_q8->size() >= q8_0_activation_bytes(x_rows, w.n_cols)));
+    assert(ids.size() >= static_cast<size_t>(n_picks) * sizeof(int32_t));
+    assert(y.size() >= static_cast<size_t>(n_picks * expert_rows) * sizeof(float));
+    (void)x_rows;
+    // A pick a workgroup along z: the picks of a batch take different experts, so there is no
+    // weight row to share between them as matmul() shares one between a block of tokens.
+    const uint32_t rows = static_cast<uint32_t>(expert_rows);
+    const uint32_t groups_x = std::min(rows, s.dev().caps().max_workgroup_count_x);
+    const uint32_t groups_y = (rows + groups_x - 1) / groups_x;
+    const matmul_experts_push push{rows,
+                                   static_cast<uint32_t>(w.n_cols),
+                                   static_cast<uint32_t>(w.row_bytes),
+                                   static_cast<uint32_t>(n_picks),
+                                   groups_x,
+                                   static_cast<uint32_t>(n_used),
+                                   x_per_pick ? 1u : 0u};
+    const pipeline & p = s.dev().pipelines().get(std::string("matmul_experts_") + type_suffix(w.type));
+    s.dispatch(p, {w.data, q8 ? x_q8 : &x, &y, &ids}, &push, groups_x, groups_y, static_cast<uint32_t>(n_picks));
 }
 
 }  // namespace hearth::kernels::vulkan

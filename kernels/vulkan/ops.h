@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "base/result.h"
 #include "kernels/attention_shape.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
@@ -17,6 +18,7 @@
 namespace hearth::kernels::vulkan {
 
 class buffer;
+class device;
 class stream;
 
 // A weight matrix in a device buffer, laid out as on the CPU (weight_view): n_rows rows of
@@ -53,16 +55,47 @@ void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer 
 // y = x / sqrt(mean(x^2) + eps) * w row by row; w: [n] or nullptr.
 void rms_norm(stream & s, const buffer & x, const buffer * w, const buffer & y, int64_t n_tokens, int64_t n, float eps);
 
-// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32.
+// y = (x - mean(x)) / sqrt(var(x) + eps) * w + b row by row; w, b: [n] or nullptr.
+void layer_norm(stream & s, const buffer & x, const buffer * w, const buffer * b, const buffer & y, int64_t n_tokens,
+                int64_t n, float eps);
+
+// x: [n_tokens][n_head * head_dim] rotated in place; pos: [n_tokens] int32. p.freq_factors (a
+// host pointer) is not read: freq_factors is the same [n_rot / 2] on the device, or nullptr.
 void rope(stream & s, const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head, int64_t head_dim,
-          const rope_params & p);
+          const rope_params & p, const buffer * freq_factors = nullptr);
 
 // y = silu(gate) * up over n elements.
 void swiglu(stream & s, const buffer & gate, const buffer & up, const buffer & y, int64_t n);
+// y = silu(x) over n elements (y may be x).
+void silu(stream & s, const buffer & x, const buffer & y, int64_t n);
+// y = gelu(x) over n elements as kernels::gelu, through its table: gelu_table from
+// make_gelu_table (y may be x).
+void gelu(stream & s, const buffer & x, const buffer & gelu_table, const buffer & y, int64_t n);
+// The CPU's GELU table in the form gelu() reads (an fp16 value per fp16 input, two a word).
+result<buffer> make_gelu_table(const device & dev);
 
 // y[i] = a[i] + b[i % n_b] over n elements: a residual sum (n_b = n) or a bias on every row of
 // n_b (n a multiple of n_b). y may be a (in place).
 void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
+// y[i] = a[i] * b[i] over n elements (y may be a).
+void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n);
+// x[i] *= factor over n elements, in place.
+void scale(stream & s, const buffer & x, float factor, int64_t n);
+
+// The mixture-of-experts operations, as kernels/device_ops.h states them (inference/moe.cpp's
+// arithmetic). logits: [n_tokens][n_expert] f32 to ids [n_tokens][n_used] int32 (best first, ties
+// to the lower id) and weights [n_tokens][n_used] (renormalised). n_used <= n_expert.
+void moe_route(stream & s, const buffer & logits, const buffer & ids, const buffer & weights, int64_t n_tokens,
+               int64_t n_expert, int64_t n_used);
+// y[t][j] = rows of expert ids[t][j] (expert_rows of them, stacked in w) times x[t], or x[t][j]
+// with x_per_pick; y: [n_tokens][n_used][expert_rows]. Each product is matmul()'s of that
+// sub-matrix, with its activations (x_q8 for the q8_0 types, over all rows of x).
+void matmul_experts(stream & s, const weight_buffer & w, int64_t expert_rows, const buffer & x, bool x_per_pick,
+                    const buffer & ids, const buffer & y, int64_t n_tokens, int64_t n_used,
+                    const buffer * x_q8 = nullptr);
+// y[t] = sum over j in order of weights[t][j] * x[t][j]; x: [n_tokens][n_used][n], y: [n_tokens][n].
+void moe_combine(stream & s, const buffer & x, const buffer & weights, const buffer & y, int64_t n_tokens,
+                 int64_t n_used, int64_t n);
 
 // Whether kv_append and attention take a cache of this type for rows of n_embd_kv values: f16
 // (n_embd_kv even), q8_0 and q4_0 (an even number of 32-element blocks, so that each pair of

@@ -15,6 +15,7 @@ struct op_spec {
     uint32_t n_buffers;
     uint32_t push_bytes;
     bool has_subgroup_variant;
+    bool has_f64_variant = false;   // sums the CPU takes in double (<name>_f64, preferred where the device has it)
 };
 
 constexpr op_spec k_ops[] = {
@@ -31,12 +32,26 @@ constexpr op_spec k_ops[] = {
     {"matmul_q5_0", 3, sizeof(matmul_push), true},
     {"matmul_q4_k", 3, sizeof(matmul_push), true},
     {"matmul_q6_k", 3, sizeof(matmul_push), true},
-    {"matmul_f16", 3, sizeof(matmul_push), true},
-    {"rms_norm", 3, sizeof(rms_norm_push), true},
-    {"rope_normal", 2, sizeof(rope_push), false},
-    {"rope_neox", 2, sizeof(rope_push), false},
+    {"matmul_f16", 3, sizeof(matmul_push), true, true},
+    {"matmul_experts_q8_0", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q4_0", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_f32", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q5_0", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q4_k", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q6_k", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_f16", 4, sizeof(matmul_experts_push), true, true},
+    {"rms_norm", 3, sizeof(rms_norm_push), true, true},
+    {"layer_norm", 4, sizeof(layer_norm_push), true, true},
+    {"rope_normal", 3, sizeof(rope_push), false},
+    {"rope_neox", 3, sizeof(rope_push), false},
     {"swiglu", 3, sizeof(swiglu_push), false},
+    {"silu", 2, sizeof(elementwise_push), false},
+    {"gelu", 3, sizeof(elementwise_push), false},
     {"add", 3, sizeof(add_push), false},
+    {"mul", 3, sizeof(elementwise_push), false},
+    {"scale", 1, sizeof(scale_push), false},
+    {"moe_route", 3, sizeof(moe_route_push), false, true},
+    {"moe_combine", 3, sizeof(moe_combine_push), false},
     {"quantize_q8_0", 2, sizeof(quantize_push), false},
     {"kv_append_f16", 2, sizeof(kv_append_push), false},
     {"kv_append_q8_0", 2, sizeof(kv_append_push), false},
@@ -105,8 +120,7 @@ result<std::unique_ptr<pipeline_set>> pipeline_set::create(const device & dev) {
         std::string shader = op.name;
         if (op.has_subgroup_variant && dev.uses_subgroup()) shader += "_subgroup";
         // The sums the CPU takes in double, in double where the device has it: its result to the bit.
-        if (dev.caps().shader_float64 && (shader.starts_with("rms_norm") || shader.starts_with("matmul_f16")))
-            shader = std::string(op.name) + "_f64";
+        if (op.has_f64_variant && dev.caps().shader_float64) shader = std::string(op.name) + "_f64";
         const auto words = find_shader(shader);
         if (words.empty()) return fail("no embedded shader '", shader, "'");
         pipeline & p = set->pipelines_[op.name];

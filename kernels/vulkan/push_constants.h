@@ -22,6 +22,16 @@ struct matmul_push {         // shaders/matmul.comp: y[t][r] = w row r . x[t]
     uint32_t groups_x;       // workgroups along x: row = group.y * groups_x + group.x
 };
 
+struct matmul_experts_push { // shaders/matmul.comp with HEARTH_EXPERTS: y[q][r] = w row (ids[q] * n_rows + r) . x[q']
+    uint32_t n_rows;         // rows of one expert
+    uint32_t n_cols;
+    uint32_t row_bytes;
+    uint32_t n_tokens;       // picks: tokens * n_used
+    uint32_t groups_x;
+    uint32_t n_used;
+    uint32_t x_per_pick;     // 1: activation row q' = q; 0: q' = q / n_used (the pick's token)
+};
+
 struct quantize_push {       // shaders/quantize_q8_0.comp
     uint32_t n_blocks;
 };
@@ -32,6 +42,13 @@ struct rms_norm_push {       // shaders/rms_norm.comp
     float eps;
 };
 
+struct layer_norm_push {     // shaders/layer_norm.comp
+    uint32_t n;
+    uint32_t has_weight;
+    uint32_t has_bias;
+    float eps;
+};
+
 struct rope_push {           // shaders/rope.comp
     uint32_t n_tokens;
     uint32_t n_head;
@@ -39,15 +56,38 @@ struct rope_push {           // shaders/rope.comp
     uint32_t n_rot;
     float theta_scale;       // freq_base^(-2/n_rot), taken on the host as the CPU takes it
     float freq_scale;
+    uint32_t has_factors;    // freq_factors bound (binding 2) divide the angles
+    float attn_factor;       // cos and sin times this
 };
 
 struct swiglu_push {         // shaders/swiglu.comp
     uint32_t n;
 };
 
+struct elementwise_push {   // shaders/silu.comp, gelu.comp, mul.comp
+    uint32_t n;
+};
+
+struct scale_push {          // shaders/scale.comp: x[i] *= s
+    uint32_t n;
+    float s;
+};
+
 struct add_push {            // shaders/add.comp: y[i] = a[i] + b[i % n_b]
     uint32_t n;
     uint32_t n_b;
+};
+
+struct moe_route_push {      // shaders/moe_route.comp
+    uint32_t n_tokens;
+    uint32_t n_expert;
+    uint32_t n_used;
+};
+
+struct moe_combine_push {    // shaders/moe_combine.comp
+    uint32_t n_tokens;
+    uint32_t n_used;
+    uint32_t n;
 };
 
 struct kv_append_push {      // shaders/kv_append.comp

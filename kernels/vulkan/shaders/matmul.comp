@@ -7,8 +7,15 @@
 // come quantized (quantize_q8_0.comp) and each block is an integer dot product times both scales;
 // f16 weights meet activations rounded to f16, their exact f32 products summed in double with
 // HEARTH_F64 (the CPU's exact sum, so its result to the bit); the K-quants and f32 take them in f32.
+// With HEARTH_EXPERTS (matmul_experts) the "tokens" are the picks (token, j), one a workgroup: pick
+// q takes rows [e * n_rows, (e + 1) * n_rows) of the stacked weights, e = ids[q], and activation
+// row q (x_per_pick) or q / n_used, so each product is matmul's of that sub-matrix, bit for bit.
 #define WG_SIZE 64u
+#if HEARTH_EXPERTS
+#define TOKENS 1u
+#else
 #define TOKENS 8u
+#endif
 layout(local_size_x = 64) in;
 
 layout(binding = 0, std430) readonly buffer weights_buf { uint w_words[]; };
@@ -18,7 +25,19 @@ layout(binding = 1, std430) readonly buffer x_buf { uint xq[]; };   // 9 words a
 layout(binding = 1, std430) readonly buffer x_buf { float x[]; };
 #endif
 layout(binding = 2, std430) writeonly buffer y_buf { float y[]; };
+#if HEARTH_EXPERTS
+layout(binding = 3, std430) readonly buffer ids_buf { int ids[]; };   // [n_tokens] expert ids
+layout(push_constant) uniform params {
+    uint n_rows; uint n_cols; uint row_bytes; uint n_tokens; uint groups_x; uint n_used; uint x_per_pick;
+} p;
+// Weight row r of pick q's expert, and pick q's activation row.
+uint w_row(uint r, uint q) { return (uint(ids[q]) * p.n_rows + r) * p.row_bytes; }
+uint x_row(uint q) { return p.x_per_pick != 0u ? q : q / p.n_used; }
+#else
 layout(push_constant) uniform params { uint n_rows; uint n_cols; uint row_bytes; uint n_tokens; uint groups_x; } p;
+uint w_row(uint r, uint t) { return r * p.row_bytes; }
+uint x_row(uint t) { return t; }
+#endif
 
 #include "common.glsl"
 #include "dequant.glsl"
@@ -29,6 +48,7 @@ void main() {
     const uint t0 = gl_WorkGroupID.z * TOKENS;
     const uint nt = min(TOKENS, p.n_tokens - t0);
     const uint n_chunks = p.n_cols / 32u;
+    const uint wr = w_row(r, t0);   // the same for the block's tokens (one pick with experts)
 #if HEARTH_F64
     double acc[TOKENS];
 #else
@@ -37,9 +57,9 @@ void main() {
     [[unroll]] for (uint t = 0u; t < TOKENS; ++t) acc[t] = 0.0;
     for (uint c = gl_LocalInvocationID.x; c < n_chunks; c += WG_SIZE) {
 #if HEARTH_ACT_Q8_0
-        load_chunk_q(r * p.row_bytes, c);
+        load_chunk_q(wr, c);
         for (uint t = 0u; t < nt; ++t) {
-            const uint xb = ((t0 + t) * n_chunks + c) * 9u;
+            const uint xb = (x_row(t0 + t) * n_chunks + c) * 9u;
             int sumi = 0;
             [[unroll]] for (uint j = 0u; j < 8u; ++j) {
                 const uint w = xq[xb + 1u + j];
@@ -51,9 +71,9 @@ void main() {
             acc[t] += term;
         }
 #else
-        load_chunk(r * p.row_bytes, c);
+        load_chunk(wr, c);
         for (uint t = 0u; t < nt; ++t) {
-            const uint xb = (t0 + t) * p.n_cols + c * 32u;
+            const uint xb = x_row(t0 + t) * p.n_cols + c * 32u;
 #if HEARTH_F64
             double s = 0.0LF;
             [[unroll]] for (uint j = 0u; j < 32u; ++j) {
@@ -76,16 +96,16 @@ void main() {
     // A plain type's row may end mid-chunk: its last n_cols % 32 elements, one per invocation.
     const uint i = n_chunks * 32u + gl_LocalInvocationID.x;
     if (i < p.n_cols) {
-        const float wv = load_one(r * p.row_bytes, i);
+        const float wv = load_one(wr, i);
 #if HEARTH_F64
         for (uint t = 0u; t < nt; ++t) {
-            precise float prod = wv * half_to_float(float_to_half(x[(t0 + t) * p.n_cols + i]));
+            precise float prod = wv * half_to_float(float_to_half(x[x_row(t0 + t) * p.n_cols + i]));
             acc[t] += double(prod);
         }
 #elif HEARTH_W_F16
-        for (uint t = 0u; t < nt; ++t) acc[t] += wv * half_to_float(float_to_half(x[(t0 + t) * p.n_cols + i]));
+        for (uint t = 0u; t < nt; ++t) acc[t] += wv * half_to_float(float_to_half(x[x_row(t0 + t) * p.n_cols + i]));
 #else
-        for (uint t = 0u; t < nt; ++t) acc[t] += wv * x[(t0 + t) * p.n_cols + i];
+        for (uint t = 0u; t < nt; ++t) acc[t] += wv * x[x_row(t0 + t) * p.n_cols + i];
 #endif
     }
 #endif
