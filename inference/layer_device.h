@@ -78,6 +78,10 @@ std::vector<backend_plan> plan_layer_devices(const model & m, const gpu_layers &
 // not fit). `auto` keeps room for room's caches and batch.
 result<offloaded_layers> make_layer_device(const model & m, const gpu_layers & want, const offload_room & room);
 
+// The same on the named backend only ("Vulkan", "CUDA"): the tests of one backend.
+result<offloaded_layers> make_layer_device_on(std::string_view backend, const model & m, const gpu_layers & want,
+                                              const offload_room & room);
+
 // The layers an opened device runs as want and room place them, the weights uploaded.
 result<offloaded_layers> make_offloaded_layers(offload_target target, const model & m, const gpu_layers & want,
                                                const offload_room & room);

@@ -19,6 +19,22 @@ int64_t act_width(const hparams & hp, act a) {
     return 0;
 }
 
+namespace {
+
+// A block's end: x += residual_scale * post_norm(cur) (gemma3's post-norms, granite's scale).
+void add_to_residual(layer_executor & e, const hparams & hp, const float * post_norm, std::string_view post_name,
+                     std::string_view out_name, int32_t il) {
+    if (post_norm) {
+        e.norm_rows(act::cur, post_norm, hp.n_embd);
+        e.observe(post_name, il, act::cur);
+    }
+    if (hp.residual_scale != 1.0f) e.scale(act::cur, hp.residual_scale);
+    e.add(act::x, act::cur);
+    e.observe(out_name, il, act::x);
+}
+
+}  // namespace
+
 void attention_block(layer_executor & e, const hparams & hp, const layer & L, int32_t il, int32_t n_ctx) {
     e.norm(act::x, act::cur, L.attn_norm, L.attn_norm_b);
     e.observe("attn_norm", il, act::cur);
@@ -54,13 +70,7 @@ void attention_block(layer_executor & e, const hparams & hp, const layer & L, in
     e.products(act::attn, out);
     e.add_bias(act::cur, L.bo);
     e.observe("attn_out", il, act::cur);
-    if (L.attn_post_norm) {
-        e.norm_rows(act::cur, L.attn_post_norm, hp.n_embd);
-        e.observe("attn_post_norm", il, act::cur);
-    }
-    if (hp.residual_scale != 1.0f) e.scale(act::cur, hp.residual_scale);   // granite
-    e.add(act::x, act::cur);
-    e.observe("ffn_inp", il, act::x);
+    add_to_residual(e, hp, L.attn_post_norm, "attn_post_norm", "ffn_inp", il);
 }
 
 void ffn_block(layer_executor & e, const hparams & hp, const layer & L, int32_t il) {
@@ -90,13 +100,7 @@ void ffn_block(layer_executor & e, const hparams & hp, const layer & L, int32_t 
     }
     e.add_bias(act::cur, L.b_down);
     e.observe("ffn_out", il, act::cur);
-    if (L.ffn_post_norm) {
-        e.norm_rows(act::cur, L.ffn_post_norm, hp.n_embd);
-        e.observe("ffn_post_norm", il, act::cur);
-    }
-    if (hp.residual_scale != 1.0f) e.scale(act::cur, hp.residual_scale);   // granite
-    e.add(act::x, act::cur);
-    e.observe("l_out", il, act::x);
+    add_to_residual(e, hp, L.ffn_post_norm, "ffn_post_norm", "l_out", il);
 }
 
 namespace {

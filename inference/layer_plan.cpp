@@ -41,7 +41,7 @@ std::string to_string(const gpu_layers & g) {
 }
 
 std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
-                              bool (*supports_weight)(kernels::tensor_type)) {
+                              const std::function<bool(kernels::tensor_type)> & supports_weight) {
     using kernels::tensor_type;
     // The attention kernels hold a head in registers and read cache rows as 32-bit words.
     if (hp.head_dim > 256 || hp.n_embd_kv() % 2 != 0) return "a head size over 256";

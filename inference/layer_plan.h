@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,12 +30,13 @@ result<gpu_layers> parse_gpu_layers(std::string_view text);
 // "auto", "all", "3": the text parse_gpu_layers reads.
 std::string to_string(const gpu_layers & g);
 
-// What a backend tells placement about its device.
+// What placement needs to know of a device (made from its device_ops by layer_device.cpp; the
+// tests state one without a device).
 struct offload_backend {
-    std::string_view name;                        // "Vulkan", "CUDA"
-    bool (*supports_weight)(kernels::tensor_type);
-    uint64_t device_bytes;                        // the memory `auto` plans within (before the margin)
-    std::string device;                           // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
+    std::string_view name;                                    // "Vulkan", "CUDA"
+    std::function<bool(kernels::tensor_type)> supports_weight;
+    uint64_t device_bytes;                                    // the memory `auto` plans within (before the margin)
+    std::string device;                                       // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
 };
 
 // What the device keeps room for besides the layers' weights.
@@ -73,7 +75,7 @@ inline constexpr double k_device_memory_margin = 0.8;   // `auto` plans within 8
 // size over 256"), or "" where it can: what the layer graph uses (layer_graph.h's layer_needs)
 // against what the backend has. Every operation is in every backend (kernels/device_ops.h).
 std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
-                              bool (*supports_weight)(kernels::tensor_type));
+                              const std::function<bool(kernels::tensor_type)> & supports_weight);
 
 // Device bytes of layer il's weights and vectors (norms, biases, RoPE factors) as the graph uses them.
 uint64_t layer_weight_bytes(const hparams & hp, const layer & L, int32_t il);

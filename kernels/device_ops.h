@@ -48,14 +48,17 @@ private:
     B b_;
 };
 
-// A weight matrix in a device buffer, laid out as on the CPU: n_rows rows of row_bytes.
-struct device_weight {
-    const device_buffer * data;
+// A weight matrix in a buffer of type B, laid out as on the CPU: n_rows rows of n_cols elements,
+// row r at byte r * row_bytes. The backends' own operations take it over their buffer type.
+template <class B>
+struct weight_in {
+    const B * data;
     tensor_type type;
     int64_t n_rows;
     int64_t n_cols;
     size_t row_bytes;
 };
+using device_weight = weight_in<device_buffer>;
 
 class device_ops {
 public:
@@ -66,6 +69,10 @@ public:
     // The device memory a placement plans within: the largest device-local heap, or what was free
     // when the device was opened.
     virtual uint64_t memory_bytes() const = 0;
+
+    // Whether matmul and matmul_experts take weights of this type (quantized rows of whole 32-element
+    // blocks; f16 and f32 rows of any length).
+    virtual bool supports_weight(tensor_type t) const = 0;
 
     virtual result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) = 0;
     // Copies bytes between two buffers on the device, now (not queued): growing a cache.

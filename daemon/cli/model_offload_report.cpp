@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "daemon/models/byte_units.h"
+#include "inference/device_registry.h"
 #include "kernels/tensor_type.h"
 
 namespace hearth::daemon {
@@ -68,7 +69,7 @@ offload_report make_offload_report(const inference::model & m, const inference::
         if (r.backends[i].plan && r.chosen < 0) r.chosen = static_cast<int>(i);
         if (!r.backends[i].plan) why += (why.empty() ? "" : "; ") + r.backends[i].why_not;
     }
-    if (r.backends.empty()) r.cpu_reason = "this build has no GPU backend (configure with HEARTH_VULKAN=ON or HEARTH_CUDA=ON)";
+    if (r.backends.empty()) r.cpu_reason = std::string(inference::k_no_gpu_backend);
     else if (r.chosen < 0) r.cpu_reason = why;
     return r;
 }

@@ -36,6 +36,7 @@ public:
         return cuda_buffer::of(dst).copy_from(cu(src), src_offset, dst_offset, bytes);
     }
 
+    bool supports_weight(tensor_type t) const override { return cuda::supports_weight(t); }
     bool takes_q8_0_activations(tensor_type t) const override { return cuda::takes_q8_0_activations(t); }
     size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) const override {
         return cuda::q8_0_activation_bytes(n_tokens, n_cols);

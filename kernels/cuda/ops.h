@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/attention_shape.h"
+#include "kernels/device_ops.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -18,14 +19,7 @@ namespace hearth::kernels::cuda {
 
 class buffer;
 
-// A weight matrix in a device buffer, laid out as on the CPU: n_rows rows of row_bytes.
-struct weight_buffer {
-    const buffer * data;
-    tensor_type type;
-    int64_t n_rows;
-    int64_t n_cols;
-    size_t row_bytes;
-};
+using weight_buffer = weight_in<buffer>;   // a weight matrix in a device buffer
 
 // Whether matmul takes weights of this type (q8_0, q4_0, f16, f32). q8_0 and q4_0 rows are whole
 // 32-element blocks; f16 and f32 rows may be any length.

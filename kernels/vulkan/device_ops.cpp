@@ -35,6 +35,7 @@ public:
         return vulkan_buffer::of(dst).copy_from(vk(src), src_offset, dst_offset, bytes);
     }
 
+    bool supports_weight(tensor_type t) const override { return vulkan::supports_weight(t); }
     bool takes_q8_0_activations(tensor_type t) const override { return vulkan::takes_q8_0_activations(t); }
     size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) const override {
         return vulkan::q8_0_activation_bytes(n_tokens, n_cols);

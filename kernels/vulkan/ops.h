@@ -12,6 +12,7 @@
 
 #include "base/result.h"
 #include "kernels/attention_shape.h"
+#include "kernels/device_ops.h"
 #include "kernels/ops.h"
 #include "kernels/tensor_type.h"
 
@@ -21,15 +22,8 @@ class buffer;
 class device;
 class stream;
 
-// A weight matrix in a device buffer, laid out as on the CPU (weight_view): n_rows rows of
-// n_cols elements, row r at byte r * row_bytes (row_bytes even).
-struct weight_buffer {
-    const buffer * data;
-    tensor_type type;
-    int64_t n_rows;
-    int64_t n_cols;
-    size_t row_bytes;
-};
+// A weight matrix in a device buffer (row_bytes even).
+using weight_buffer = weight_in<buffer>;
 
 // Whether matmul and dequantize take weights of this type (q8_0, q4_0, q5_0, q4_K, q6_K, f16,
 // f32). Quantized rows are whole 32-element chunks; f16 and f32 rows may be any length.

@@ -23,20 +23,20 @@
 #include "inference/sequence.h"
 #include "inference/session_cache.h"
 #include "inference/slot_store.h"
+#include "tests/default_model.h"
 #include "tests/inference/golden_util.h"
+#include "tests/inference/python_util.h"
 #include "tests/skip.h"
 
 namespace hearth::inference::testing {
 
-// make_vulkan_layers, make_cuda_layers or make_layer_device.
-using device_factory = result<std::unique_ptr<layer_device>> (*)(const model &, const gpu_layers &, int32_t);
-
-// The backend's device for m's last layers, or nullptr with the case skipped where none can run here. With
-// HEARTH_CUDA_PRESENT=1 (scripts/gpu-check on a GPU machine) a missing device fails instead.
-inline std::unique_ptr<layer_device> device_or_skip(device_factory make, const char * backend, const model & m,
-                                                    const gpu_layers & want, int32_t n_ctx = 512) {
-    auto d = make(m, want, n_ctx);
-    if (d) return std::move(*d);
+// The backend's ("Vulkan", "CUDA") device for m's last layers, or nullptr with the case skipped
+// where none can run here. With HEARTH_CUDA_PRESENT=1 (scripts/gpu-check on a GPU machine) a
+// missing CUDA device fails instead.
+inline std::unique_ptr<layer_device> device_or_skip(const char * backend, const model & m, const gpu_layers & want,
+                                                    int32_t n_ctx = 512) {
+    auto d = make_layer_device_on(backend, m, want, offload_room{n_ctx});
+    if (d) return std::move(d->device);
     const char * present = std::getenv("HEARTH_CUDA_PRESENT");
     if (std::string(backend) == "CUDA" && present && std::string(present) == "1")
         FAIL("HEARTH_CUDA_PRESENT=1 but: " << d.message());
@@ -69,14 +69,14 @@ inline continuation greedy(engine & eng, const std::vector<int32_t> & prompt, in
 
 // model_file (in the fixtures) with `layers` (--gpu-layers) on the backend: the greedy
 // continuations (16 tokens) of the 5 golden prompts against the CPU engine's.
-inline void check_golden_offload(device_factory make, const char * backend, const std::string & model_file,
+inline void check_golden_offload(const char * backend, const std::string & model_file,
                                  const std::string & layers) {
     INFO(backend << ": " << model_file << " --gpu-layers " << layers);
     auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/" + model_file);
     kernels::thread_pool pool(1);
     engine cpu(tm.mdl, pool);
     engine gpu(tm.mdl, pool);
-    auto dev = device_or_skip(make, backend, tm.mdl, *parse_gpu_layers(layers));
+    auto dev = device_or_skip(backend, tm.mdl, *parse_gpu_layers(layers));
     if (!dev) return;
     const int32_t n_layer = tm.mdl.hp().n_layer;
     CHECK(dev->first_layer() == (layers == "all" ? 0 : n_layer - std::stoi(layers)));
@@ -108,6 +108,95 @@ inline void check_golden_offload(device_factory make, const char * backend, cons
     const bool q8_activations = model_file.find("Q") != std::string::npos;
     CHECK(n_identical >= n_prompts - (q8_activations && layers == "all" ? 1 : 0));
     CHECK(worst < (q8_activations && layers == "all" ? 0.25f : 0.02f));
+}
+
+// One model with `layers` on the backend against the CPU over prompts: greedy continuations of
+// n_gen tokens, how many are identical, and the largest logit difference after the prompts.
+struct offload_comparison {
+    int n_prompts = 0, n_identical = 0;
+    float max_diff = 0;
+    bool ran = false;   // false: the backend could not take the model (the case is skipped)
+};
+
+inline offload_comparison compare_offload(const char * backend, const model & m,
+                                          const std::string & layers, const std::vector<std::vector<int32_t>> & prompts,
+                                          int n_gen) {
+    kernels::thread_pool pool(2);
+    engine cpu(m, pool), gpu(m, pool);
+    offload_comparison out;
+    auto dev = device_or_skip(backend, m, *parse_gpu_layers(layers));
+    if (!dev) return out;
+    std::printf("%s\n", dev->describe().c_str());
+    gpu.set_layer_device(std::move(dev));
+    for (const auto & prompt : prompts) {
+        const auto want = greedy(cpu, prompt, n_gen);
+        const auto got = greedy(gpu, prompt, n_gen);
+        REQUIRE(gpu.device() != nullptr);   // it ran on the device throughout
+        out.n_identical += got.tokens == want.tokens;
+        ++out.n_prompts;
+        for (size_t i = 0; i < want.first_logits.size(); ++i)
+            out.max_diff = std::max(out.max_diff, std::fabs(got.first_logits[i] - want.first_logits[i]));
+    }
+    out.ran = true;
+    return out;
+}
+
+// The prompts of a golden file (tests/golden/...: results[].prompt_tokens).
+inline std::vector<std::vector<int32_t>> golden_prompts(const std::string & golden_file) {
+    std::vector<std::vector<int32_t>> prompts;
+    const auto golden = read_json_file(golden_file);
+    for (const auto & r : golden.at("results").as_array())
+        prompts.push_back(json_ids(r.at("prompt_tokens")));
+    return prompts;
+}
+
+// Every architecture's small models (tests/python/write_arch_models.py; the Q4_K_M fixtures) with
+// 1, half and all layers on the backend: greedy continuations of their golden prompts identical
+// to the CPU's, and the logits after the prompts within the bounds docs/gpu.md states.
+inline void check_arch_offload(const char * backend) {
+    temp_dir dir;
+    run_python("write_arch_models.py", quoted(dir.path.string()));
+    const std::string golden_dir = std::string(HEARTH_SOURCE_DIR) + "/tests/golden/arch/";
+    const std::string fixture_dir = std::string(HEARTH_SOURCE_DIR) + "/tests/fixtures/models/arch/";
+    for (const char * name : {"qwen3-F32", "starcoder2-F32", "gemma3-F32", "phi3-F32", "phi3-longrope-F32", "granite-F32",
+                              "qwen3moe-F32", "mistral-F32", "codellama-F32", "llama3-F32", "deepseek-coder-F32",
+                              "qwen3moe-F16", "qwen3-Q4_K_M", "starcoder2-Q4_K_M", "gemma3-Q4_K_M", "phi3-Q4_K_M",
+                              "granite-Q4_K_M"}) {
+        const bool k_quant = std::string(name).ends_with("Q4_K_M");
+        const auto tm = load_test_model((k_quant ? fixture_dir : dir.path.string() + "/") + name + ".gguf");
+        const auto prompts = golden_prompts(golden_dir + name + ".json");
+        const int32_t n_layer = tm.mdl.hp().n_layer;
+        for (const std::string layers : {std::string("1"), std::to_string(std::max(1, n_layer / 2)), std::string("all")}) {
+            INFO(name << " --gpu-layers " << layers);
+            const auto r = compare_offload(backend, tm.mdl, layers, prompts, 8);
+            if (!r.ran) return;
+            std::printf("%s offload %s --gpu-layers %s: %d/%d greedy continuations identical, max |dlogit| %.3g\n",
+                        backend, name, layers.c_str(), r.n_identical, r.n_prompts, r.max_diff);
+            // F32/F16: the device's sums apart from the CPU's by float rounding (measured on lavapipe:
+            // at most 0.012 over the models and placements). Q4_K_M: the device's K-quant products
+            // take f32 activations where the CPU's take them in q8_K (docs/gpu.md), 0.49 at most, and
+            // phi3's third prompt parts after its prompt at a near-tie.
+            CHECK(r.n_identical >= r.n_prompts - (k_quant ? 1 : 0));
+            CHECK(r.max_diff < (k_quant ? 0.6f : 0.02f));
+        }
+    }
+}
+
+// The real gemma-3-270m (when the model cache has it) with every layer on the backend: 4 greedy
+// tokens after each of its golden prompts (lavapipe runs it at about 1 token a second).
+inline void check_gemma_offload(const char * backend) {
+    const std::string path = hearth::test::pinned_model_file("gemma-3-270m-q4_k_m");
+    if (path.empty()) HEARTH_SKIP("gemma-3-270m is not in the model cache (scripts/fetch-model --model gemma-3-270m-q4_k_m)");
+    const auto tm = load_test_model(path);
+    const auto prompts = golden_prompts(std::string(HEARTH_SOURCE_DIR) + "/tests/golden/gemma-3-270m-q4_k_m/completions.json");
+    const auto r = compare_offload(backend, tm.mdl, "all", prompts, 4);
+    if (!r.ran) return;
+    std::printf("%s offload gemma-3-270m --gpu-layers all: %d/%d greedy continuations identical, max |dlogit| %.3g\n",
+                backend, r.n_identical, r.n_prompts, r.max_diff);
+    CHECK(r.n_identical == r.n_prompts);
+    // Over its 262,144 logits after 313-344 prompt tokens through 18 layers whose K-quant
+    // products take f32 activations on the device (q8_K on the CPU): 2.9 on lavapipe.
+    CHECK(r.max_diff < 4.0f);
 }
 
 // What one engine answers through a session cache: greedy tokens after a cold prompt, after a
@@ -177,7 +266,7 @@ inline session_answers session_steps(engine & eng, const std::string & slot_dir,
 
 // The session cache's work with `layers` on the backend gives the CPU's greedy tokens at every
 // step, and the slot's offloaded rows are on the device, accounted there.
-inline void check_session_cache_offload(device_factory make, const char * backend, const std::string & layers) {
+inline void check_session_cache_offload(const char * backend, const std::string & layers) {
     INFO(backend << ": stories260K-F32 --gpu-layers " << layers);
     const std::string path = std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf";
     auto tm = load_test_model(path);
@@ -185,7 +274,7 @@ inline void check_session_cache_offload(device_factory make, const char * backen
     REQUIRE(id.has_value());
     kernels::thread_pool pool(1);
     engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
-    auto dev = device_or_skip(make, backend, tm.mdl, *parse_gpu_layers(layers));
+    auto dev = device_or_skip(backend, tm.mdl, *parse_gpu_layers(layers));
     if (!dev) return;
     const int32_t first = dev->first_layer();
     gpu.set_layer_device(std::move(dev));

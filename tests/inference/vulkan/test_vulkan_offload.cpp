@@ -7,7 +7,6 @@
 #include <cstdlib>
 
 #include "inference/layer_plan.h"
-#include "inference/vulkan_layers.h"
 #include "tests/inference/offload_util.h"
 #include "tests/default_model.h"
 
@@ -18,7 +17,7 @@ using namespace hearth::inference::testing;
 namespace {
 
 std::unique_ptr<layer_device> device_for(const model & m, gpu_layers want) {
-    return device_or_skip(make_vulkan_layers, "Vulkan", m, want);
+    return device_or_skip("Vulkan", m, want);
 }
 
 }  // namespace
@@ -28,13 +27,23 @@ TEST_CASE("vulkan offload: stories260K greedy tokens identical to the CPU's with
     const char * model_file = GENERATE("stories260K-F32.gguf", "stories260K-F16.gguf", "stories260K-Q8_0.gguf",
                                        "stories260K-Q4_0.gguf");
     const std::string layers = GENERATE("2", "all");
-    check_golden_offload(make_vulkan_layers, "Vulkan", model_file, layers);
+    check_golden_offload("Vulkan", model_file, layers);
+}
+
+TEST_CASE("vulkan offload: every architecture's small models with 1, half and all layers on the device give the "
+          "CPU's greedy tokens", "[inference][vulkan][arch]") {
+    check_arch_offload("Vulkan");
+}
+
+TEST_CASE("vulkan offload: gemma-3-270m with every layer on the device gives the CPU's greedy continuations",
+          "[inference][vulkan][pinned-model]") {
+    check_gemma_offload("Vulkan");
 }
 
 TEST_CASE("vulkan offload: the session cache's prefix reuse, slot files and chunk reuse give the CPU's tokens, "
           "the offloaded rows on the device", "[inference][vulkan]") {
     const std::string layers = GENERATE("2", "all");
-    check_session_cache_offload(make_vulkan_layers, "Vulkan", layers);
+    check_session_cache_offload("Vulkan", layers);
 }
 
 TEST_CASE("vulkan offload: q8_0 and q4_0 caches, K and V apart, live on the device and continue the golden "
@@ -108,10 +117,10 @@ TEST_CASE("vulkan offload: auto places as many layers as a capped device memory 
     const uint64_t one = layer_weight_bytes(tm.mdl.hp(), tm.mdl.layers().back(), tm.mdl.hp().n_layer - 1) + layer_kv_bytes(tm.mdl.hp(), room);
     const uint64_t cap =
         static_cast<uint64_t>(static_cast<double>(device_compute_bytes(tm.mdl.hp(), room) + 5 * one / 2) / 0.8);
-    auto two = make_vulkan_layers(tm.mdl, {gpu_layers::kind::automatic, 0, cap}, 512);
+    auto two = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, cap}, room);
     REQUIRE(two.has_value());
-    CHECK((*two)->first_layer() == n_layer - 2);
-    auto none = make_vulkan_layers(tm.mdl, {gpu_layers::kind::automatic, 0, 1024}, 512);
+    CHECK(two->device->first_layer() == n_layer - 2);
+    auto none = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, 1024}, room);
     REQUIRE_FALSE(none.has_value());
     CHECK(none.message().find("holds none") != std::string::npos);
 }

@@ -1,0 +1,28 @@
+// device_registry: the GPU backends of this build, in the order they are tried (CUDA, then
+// Vulkan), each by its name and how its device is opened. A backend is a folder under kernels/
+// implementing kernels/device_ops.h; adding one (Metal) is that folder and one line in
+// device_registry.cpp.
+// Thread-safety: immutable.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "base/result.h"
+#include "kernels/device_ops.h"
+
+namespace hearth::inference {
+
+struct device_backend {
+    std::string_view name;                                        // "CUDA", "Vulkan"
+    result<std::unique_ptr<kernels::device_ops>> (*open)();       // its first device, or why none
+};
+
+// Empty where the build has no GPU backend.
+std::span<const device_backend> device_backends();
+
+inline constexpr std::string_view k_no_gpu_backend =
+    "this build has no GPU backend (configure with HEARTH_VULKAN=ON or HEARTH_CUDA=ON)";
+
+}  // namespace hearth::inference
