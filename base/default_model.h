@@ -1,7 +1,7 @@
 // Where models live: ${XDG_CACHE_HOME:-~/.cache}/hearth/models/, and there default.gguf, the link
 // to the default model that scripts/fetch-model and `hearth pull` write. One place for the
 // daemon's model lookup (daemon/engine/model_path.h), its model cache (daemon/models/), the KV
-// slot files (inference/slot_store.h) and the tests that need the models.
+// slot files (inference/session/slot_store.h) and the tests that need the models.
 // Thread-safety: reads the environment only.
 #pragma once
 

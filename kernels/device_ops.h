@@ -1,6 +1,6 @@
 // device_ops: the operations of a transformer layer on a compute device, as one interface each
 // GPU backend implements (kernels/vulkan/device_ops.h, kernels/cuda/device_ops.h), so the layer
-// graph over them (inference/device_layers) is written once. Operations are queued in order and
+// graph over them (inference/device/device_layers) is written once. Operations are queued in order and
 // run by finish(); buffers are the backend's own behind device_buffer. Each operation matches the
 // CPU kernel of the same name within the tolerances docs/gpu.md states per backend.
 // Invariants: every buffer passed to an operation was made by the same device_ops' make_buffer
@@ -109,7 +109,7 @@ public:
     // x[i] *= s over n elements, in place.
     virtual void scale(const device_buffer & x, float s, int64_t n) = 0;
 
-    // A mixture of experts, as inference/moe.cpp computes it on the CPU.
+    // A mixture of experts, as inference/graph/moe.cpp computes it on the CPU.
     // Router: logits [n_tokens][n_expert] (f32); per token the softmax's top n_used experts, best
     // first (ties to the lower id), into ids [n_tokens][n_used] (int32), and their probabilities
     // divided by their sum (in double, clamped below at 6.103515625e-5) into weights [n_tokens][n_used].

@@ -25,9 +25,9 @@
 #include "daemon/cli/cli_bench_trace.h"
 #include "daemon/cli/cli_commands.h"
 #include "daemon/engine/model_path.h"
-#include "inference/layer_device.h"
-#include "inference/loaded_model.h"
-#include "inference/sequence.h"
+#include "inference/device/layer_device.h"
+#include "inference/load/loaded_model.h"
+#include "inference/session/sequence.h"
 #include "kernels/memory_bandwidth.h"
 
 namespace hearth::daemon {

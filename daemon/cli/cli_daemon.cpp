@@ -20,7 +20,7 @@
 #include "daemon/engine/model_path.h"
 #include "daemon/engine/fallback_model_service.h"
 #include "daemon/engine/model_service.h"
-#include "inference/slot_store.h"
+#include "inference/session/slot_store.h"
 
 namespace hearth::daemon {
 

@@ -13,12 +13,12 @@
 #include "daemon/engine/model_service.h"
 #include "daemon/pipeline/chat_pipeline.h"
 #include "daemon/settings/config.h"
-#include "inference/completion_rules.h"
-#include "inference/draft_model.h"
-#include "inference/fim.h"
-#include "inference/generate.h"
-#include "inference/loaded_model.h"
-#include "inference/sequence.h"
+#include "inference/decode/completion_rules.h"
+#include "inference/decode/draft_model.h"
+#include "inference/decode/generate.h"
+#include "inference/load/loaded_model.h"
+#include "inference/prompt/fim.h"
+#include "inference/session/sequence.h"
 
 namespace hearth::daemon {
 namespace {

@@ -21,9 +21,9 @@
 #include "daemon/engine/model_path.h"
 #include "daemon/settings/config.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/kv_cache.h"
-#include "inference/loaded_model.h"
-#include "inference/model_info.h"
+#include "inference/cache/kv_cache.h"
+#include "inference/load/loaded_model.h"
+#include "inference/load/model_info.h"
 
 namespace hearth::daemon {
 namespace {

@@ -15,7 +15,7 @@
 #include "daemon/models/models_lock.h"
 #include "daemon/models/progress_bar.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model_info.h"
+#include "inference/load/model_info.h"
 
 namespace hearth::daemon {
 namespace {

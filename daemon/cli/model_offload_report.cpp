@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "daemon/models/byte_units.h"
-#include "inference/device_registry.h"
+#include "inference/device/device_registry.h"
 #include "kernels/tensor_type.h"
 
 namespace hearth::daemon {

@@ -9,7 +9,7 @@
 
 #include <boost/json.hpp>
 
-#include "inference/layer_device.h"
+#include "inference/device/layer_device.h"
 
 namespace hearth::daemon {
 

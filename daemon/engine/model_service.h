@@ -67,7 +67,7 @@ struct fim_request {
     std::vector<context_chunk> extra_context;
     completion_mode mode = completion_mode::single_line;
     int32_t n_predict = 64;                  // max generated tokens per candidate
-    // Time budgets, each apart (see inference/generate.h):
+    // Time budgets, each apart (see inference/decode/generate.h):
     //  - prompt_budget: evaluating the prompt. Where the tokens the KV cache lacks would take
     //    longer at the measured prompt speed, the window loses lines at its far ends first.
     //  - time_budget: generating each candidate, from its first token. A line it interrupts
@@ -142,7 +142,7 @@ struct chat_request {
     std::chrono::milliseconds time_budget{60000};
     float temperature = 0.0f;
     uint64_t seed = 42;
-    bool show_reasoning = false;             // a reasoning block folded (inference/reasoning_filter.h); else hidden
+    bool show_reasoning = false;             // a reasoning block folded (inference/prompt/reasoning_filter.h); else hidden
 };
 
 struct chat_answer {
@@ -164,7 +164,7 @@ struct engine_state {
     double last_remote_ms = 0;     // the remote's last answer, request to end
 };
 
-// Where the local model's layers run (inference/layer_plan.h), as hearth/status reports it.
+// Where the local model's layers run (inference/device/layer_plan.h), as hearth/status reports it.
 struct offload_status {
     std::string gpu_layers = "0";     // what was asked: --gpu-layers, config gpu-layers
     std::string backend;              // "Vulkan", "CUDA"; "" when every layer runs on the CPU
@@ -269,8 +269,8 @@ struct engine_options {
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/engine/memory_limit.h)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
-    std::string gpu_layers = "0";     // the last layers on a GPU: N, "all" or "auto" (inference/layer_device.h)
-    // Speculative decoding of completions (inference/speculate.h; never changes the output):
+    std::string gpu_layers = "0";     // the last layers on a GPU: N, "all" or "auto" (inference/device/layer_device.h)
+    // Speculative decoding of completions (inference/decode/speculate.h; never changes the output):
     // off, lookup (n-grams of the prompt itself), draft (a small model of the same vocabulary,
     // draft_model), both. Lookup by default: docs/benchmarks.md, "Speculative decoding".
     std::string speculate = "lookup";

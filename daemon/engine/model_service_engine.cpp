@@ -12,15 +12,15 @@
 
 #include "daemon/engine/memory_limit.h"
 #include "daemon/engine/model_service.h"
-#include "inference/completion_rules.h"
-#include "inference/draft_model.h"
-#include "inference/fim.h"
-#include "inference/generate.h"
-#include "inference/loaded_model.h"
-#include "inference/model_info.h"
-#include "inference/reasoning_filter.h"
-#include "inference/session_cache.h"
-#include "inference/slot_store.h"
+#include "inference/decode/completion_rules.h"
+#include "inference/decode/draft_model.h"
+#include "inference/decode/generate.h"
+#include "inference/load/loaded_model.h"
+#include "inference/load/model_info.h"
+#include "inference/prompt/fim.h"
+#include "inference/prompt/reasoning_filter.h"
+#include "inference/session/session_cache.h"
+#include "inference/session/slot_store.h"
 
 namespace hearth::daemon {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <boost/json.hpp>
 
-#include "inference/completion_rules.h"
+#include "inference/decode/completion_rules.h"
 
 namespace hearth::daemon {
 namespace {

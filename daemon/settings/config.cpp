@@ -10,8 +10,8 @@
 
 #include <toml++/toml.h>
 
-#include "inference/layer_device.h"
-#include "inference/speculate.h"
+#include "inference/decode/speculate.h"
+#include "inference/device/layer_device.h"
 
 namespace hearth::daemon {
 

@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "base/result.h"
-#include "inference/kv_cache.h"
-#include "inference/sequence.h"
+#include "inference/cache/kv_cache.h"
+#include "inference/session/sequence.h"
 
 namespace hearth::daemon {
 

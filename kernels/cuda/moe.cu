@@ -1,4 +1,4 @@
-// The router and the weighted sum of a mixture of experts, as inference/moe.cpp computes them on
+// The router and the weighted sum of a mixture of experts, as inference/graph/moe.cpp computes them on
 // the CPU (the expert products are matmul.cu's). The same f32 steps in the same order, so given
 // the same probabilities the picks and weights are the CPU's; expf is within 2 ulp of the CPU's exp.
 #include <cassert>

@@ -62,7 +62,7 @@ void add(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_
 void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n);   // y[i] = a[i] * b[i]
 void scale(const buffer & x, float s, int64_t n);                            // x[i] *= s in place
 
-// The router of a mixture of experts, as inference/moe.cpp: per token the softmax of its logits
+// The router of a mixture of experts, as inference/graph/moe.cpp: per token the softmax of its logits
 // ([n_tokens][n_expert]), the n_used best experts (ties to the lower id) into ids ([n_tokens]
 // [n_used] int32) and their probabilities over their sum (a double sum, clamped below at
 // 6.103515625e-5) into weights ([n_tokens][n_used]).

@@ -76,7 +76,7 @@ void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64
 // x[i] *= factor over n elements, in place.
 void scale(stream & s, const buffer & x, float factor, int64_t n);
 
-// The mixture-of-experts operations, as kernels/device_ops.h states them (inference/moe.cpp's
+// The mixture-of-experts operations, as kernels/device_ops.h states them (inference/graph/moe.cpp's
 // arithmetic). logits: [n_tokens][n_expert] f32 to ids [n_tokens][n_used] int32 (best first, ties
 // to the lower id) and weights [n_tokens][n_used] (renormalised). n_used <= n_expert.
 void moe_route(stream & s, const buffer & logits, const buffer & ids, const buffer & weights, int64_t n_tokens,

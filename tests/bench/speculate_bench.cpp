@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "inference/completion_rules.h"
-#include "inference/draft_model.h"
-#include "inference/fim.h"
-#include "inference/generate.h"
-#include "inference/loaded_model.h"
+#include "inference/decode/completion_rules.h"
+#include "inference/decode/draft_model.h"
+#include "inference/decode/generate.h"
+#include "inference/load/loaded_model.h"
+#include "inference/prompt/fim.h"
 
 using namespace hearth;
 using namespace hearth::inference;

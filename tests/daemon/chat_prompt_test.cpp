@@ -4,7 +4,7 @@
 
 #include "daemon/pipeline/chat_pipeline.h"
 #include "daemon/settings/config.h"
-#include "inference/chat_template.h"
+#include "inference/prompt/chat_template.h"
 
 using namespace hearth;
 using namespace hearth::daemon;

@@ -10,7 +10,7 @@
 #include <span>
 
 #include "inference/gguf/gguf_file.h"
-#include "inference/model_info.h"
+#include "inference/load/model_info.h"
 
 namespace {
 

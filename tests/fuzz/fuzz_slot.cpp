@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "inference/slot_store.h"
+#include "inference/session/slot_store.h"
 
 namespace {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "inference/engine.h"
+#include "inference/decode/sampler.h"
+#include "inference/forward/engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model.h"
-#include "inference/sampler.h"
-#include "inference/sequence.h"
+#include "inference/model/model.h"
+#include "inference/session/sequence.h"
 #include "inference/tokenizer/vocab.h"
 
 namespace hearth::inference::testing {

@@ -17,12 +17,12 @@
 
 #include <unistd.h>
 
-#include "inference/engine.h"
-#include "inference/layer_device.h"
-#include "inference/sampler.h"
-#include "inference/sequence.h"
-#include "inference/session_cache.h"
-#include "inference/slot_store.h"
+#include "inference/decode/sampler.h"
+#include "inference/device/layer_device.h"
+#include "inference/forward/engine.h"
+#include "inference/session/sequence.h"
+#include "inference/session/session_cache.h"
+#include "inference/session/slot_store.h"
 #include "tests/default_model.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/python_util.h"

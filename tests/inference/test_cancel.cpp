@@ -7,8 +7,8 @@
 #include <random>
 #include <stop_token>
 
-#include "inference/generate.h"
-#include "inference/sequence.h"
+#include "inference/decode/generate.h"
+#include "inference/session/sequence.h"
 #include "inference/tokenizer/vocab.h"
 #include "tests/inference/tiny_engine.h"
 

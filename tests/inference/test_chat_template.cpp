@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "inference/chat_template.h"
+#include "inference/prompt/chat_template.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/loaded_model.h"
+#include "inference/load/loaded_model.h"
 #include "tests/inference/python_util.h"
 #include "inference/tokenizer/vocab.h"
 

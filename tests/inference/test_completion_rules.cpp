@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "inference/completion_rules.h"
+#include "inference/decode/completion_rules.h"
 
 using namespace hearth::inference;
 

@@ -11,11 +11,11 @@
 #include <sstream>
 #include <stop_token>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model.h"
-#include "inference/sampler.h"
-#include "inference/sequence.h"
+#include "inference/model/model.h"
+#include "inference/decode/sampler.h"
+#include "inference/session/sequence.h"
 #include "inference/tokenizer/vocab.h"
 #include "tests/inference/golden_util.h"
 #include "tests/default_model.h"

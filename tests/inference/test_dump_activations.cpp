@@ -25,7 +25,7 @@
 #include <map>
 #include <string>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "tests/inference/golden_util.h"
 
 using namespace hearth;

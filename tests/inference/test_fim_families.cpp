@@ -12,9 +12,9 @@
 #include <map>
 #include <optional>
 
-#include "inference/fim.h"
-#include "inference/fim_format.h"
-#include "inference/generate.h"
+#include "inference/prompt/fim.h"
+#include "inference/prompt/fim_format.h"
+#include "inference/decode/generate.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/tiny_engine.h"
 #include "tests/default_model.h"

@@ -2,7 +2,7 @@
 // plain continuation of the prefix where it has none (stories260K, a base story model).
 #include <catch2/catch.hpp>
 
-#include "inference/fim.h"
+#include "inference/prompt/fim.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/tiny_engine.h"
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "inference/generate.h"
+#include "inference/decode/generate.h"
 
 using namespace hearth::inference;
 

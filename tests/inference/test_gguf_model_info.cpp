@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "inference/cache/kv_cache.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/kv_cache.h"
-#include "inference/model_info.h"
+#include "inference/load/model_info.h"
 #include "tests/inference/gguf_writer.h"
 
 using namespace hearth::inference;

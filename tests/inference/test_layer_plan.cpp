@@ -1,10 +1,10 @@
-// The offload plan (inference/layer_plan.h) against a backend that is only a description: which
+// The offload plan (inference/device/layer_plan.h) against a backend that is only a description: which
 // layers N, all and auto place, the device bytes of their weights, KV rows and compute buffers,
 // `auto` under a memory that holds fewer layers, and the refusals. No device is opened.
 #include <catch2/catch.hpp>
 
-#include "inference/kv_cache.h"
-#include "inference/layer_plan.h"
+#include "inference/cache/kv_cache.h"
+#include "inference/device/layer_plan.h"
 #include "tests/inference/golden_util.h"
 
 using namespace hearth;

@@ -13,10 +13,10 @@
 #include <map>
 #include <sstream>
 
-#include "inference/engine.h"
-#include "inference/model.h"
-#include "inference/sampler.h"
-#include "inference/sequence.h"
+#include "inference/forward/engine.h"
+#include "inference/model/model.h"
+#include "inference/decode/sampler.h"
+#include "inference/session/sequence.h"
 #include "tests/inference/gguf_writer.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/python_util.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "inference/reasoning_filter.h"
+#include "inference/prompt/reasoning_filter.h"
 
 using namespace hearth::inference;
 

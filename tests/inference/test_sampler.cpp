@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "inference/sampler.h"
+#include "inference/decode/sampler.h"
 
 using namespace hearth::inference;
 

@@ -9,13 +9,13 @@
 #include <random>
 #include <string_view>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/kv_shift.h"
-#include "inference/model.h"
-#include "inference/sampler.h"
-#include "inference/sequence.h"
+#include "inference/cache/kv_shift.h"
+#include "inference/model/model.h"
+#include "inference/decode/sampler.h"
+#include "inference/session/sequence.h"
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 

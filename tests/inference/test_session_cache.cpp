@@ -9,12 +9,12 @@
 #include <memory>
 #include <unistd.h>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model.h"
-#include "inference/session_cache.h"
-#include "inference/slot_store.h"
+#include "inference/model/model.h"
+#include "inference/session/session_cache.h"
+#include "inference/session/slot_store.h"
 
 using namespace hearth;
 using namespace hearth::inference;

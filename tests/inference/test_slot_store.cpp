@@ -17,11 +17,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "tests/inference/tiny_engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model.h"
-#include "inference/slot_store.h"
+#include "inference/model/model.h"
+#include "inference/session/slot_store.h"
 
 using namespace hearth;
 using namespace hearth::inference;

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "inference/generate.h"
-#include "inference/speculate.h"
+#include "inference/decode/generate.h"
+#include "inference/decode/speculate.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/tiny_engine.h"
 #include "tests/default_model.h"

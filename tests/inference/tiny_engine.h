@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "inference/engine.h"
+#include "inference/forward/engine.h"
 #include "inference/gguf/gguf_file.h"
-#include "inference/model.h"
+#include "inference/model/model.h"
 #include "kernels/thread_pool.h"
 
 namespace hearth::inference::testing {

@@ -1,6 +1,6 @@
 #version 450
 // y[t] = sum over the picks j in order of weights[t][j] * x[t][j], each product and each sum
-// rounded on its own as inference/moe.cpp takes them (the weighted slot, then the slots added in
+// rounded on its own as inference/graph/moe.cpp takes them (the weighted slot, then the slots added in
 // pick order), so the result is the CPU's bit for bit. One invocation per output element.
 layout(local_size_x = 64) in;
 

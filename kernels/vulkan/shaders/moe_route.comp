@@ -1,5 +1,5 @@
 #version 450
-// The mixture-of-experts router, one invocation per token, as inference/moe.cpp takes it: the
+// The mixture-of-experts router, one invocation per token, as inference/graph/moe.cpp takes it: the
 // softmax of the token's logits (max-subtracted; the exps summed in order, in double with
 // HEARTH_F64, f32 otherwise; times the f32 of 1 / sum), the top n_used experts best first with
 // ties to the lower id, and their probabilities divided by their sum (double with HEARTH_F64,

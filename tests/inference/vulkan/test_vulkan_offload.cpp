@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "inference/layer_plan.h"
+#include "inference/device/layer_plan.h"
 #include "tests/inference/offload_util.h"
 #include "tests/default_model.h"
 

@@ -84,7 +84,7 @@ double max_abs(const std::vector<float> & got, const std::vector<float> & want) 
     return worst;
 }
 
-// inference/moe.cpp's router on the CPU: softmax, the top n_used (ties to the lower id), their
+// inference/graph/moe.cpp's router on the CPU: softmax, the top n_used (ties to the lower id), their
 // probabilities over their double sum clamped at 6.103515625e-5. probs gets the softmax.
 void route_cpu(const std::vector<float> & logits, int64_t n_tokens, int64_t n_expert, int64_t n_used,
                std::vector<float> & probs, std::vector<int32_t> & ids, std::vector<float> & weights) {

@@ -1,4 +1,4 @@
-// The mixture-of-experts operations on the device against the CPU's arithmetic (inference/moe.cpp,
+// The mixture-of-experts operations on the device against the CPU's arithmetic (inference/graph/moe.cpp,
 // restated here step for step): the router's picks and weights, the experts' products against
 // kernels::matmul of each expert's rows and the device's own matmul, the weighted sum bit for bit.
 #include <algorithm>
@@ -22,7 +22,7 @@ using k::tensor_type;
 
 namespace {
 
-// inference/moe.cpp's router: softmax, the top n_used (ties to the lower id), renormalised.
+// inference/graph/moe.cpp's router: softmax, the top n_used (ties to the lower id), renormalised.
 void route_cpu(const std::vector<float> & logits, int64_t n_tokens, int64_t n_expert, int64_t n_used,
                std::vector<int32_t> & ids, std::vector<float> & weights) {
     std::vector<float> probs(logits.size());
@@ -190,7 +190,7 @@ TEST_CASE("vulkan moe_combine adds the weighted picks in order, bit for bit", "[
     const int64_t n = 1000;
     const auto x = k::test::random_floats(n_tokens * n_used * n, 81);
     const auto w = k::test::random_floats(n_tokens * n_used, 82);
-    // inference/moe.cpp: each pick's output times its weight into a slot, the slots added in order.
+    // inference/graph/moe.cpp: each pick's output times its weight into a slot, the slots added in order.
     std::vector<float> want(static_cast<size_t>(n_tokens * n));
     std::vector<float> slot(static_cast<size_t>(n));
     for (int64_t t = 0; t < n_tokens; ++t) {
