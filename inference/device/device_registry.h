@@ -16,7 +16,7 @@ namespace hearth::inference {
 
 struct device_backend {
     std::string_view name;                                        // "CUDA", "Vulkan"
-    result<std::unique_ptr<kernels::device_ops>> (*open)();       // its first device, or why none
+    result<std::unique_ptr<kernels::device_ops>> (*open)();       // its first device, or why none ("no CUDA device: ...")
 };
 
 // Empty where the build has no GPU backend.

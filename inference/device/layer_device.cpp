@@ -11,7 +11,7 @@ namespace {
 // The backend's device opened, with what placement needs to know of it.
 result<offload_target> open_target(const device_backend & b) {
     auto ops = b.open();
-    if (!ops) return fail("no ", b.name, " device: ", ops.message());
+    if (!ops) return ops.error();   // "no Vulkan device: ...", with the backend's reason
     std::shared_ptr<kernels::device_ops> shared = std::move(*ops);
     offload_backend be{b.name, [d = shared.get()](kernels::tensor_type t) { return d->supports_weight(t); },
                        shared->memory_bytes(), shared->name()};

@@ -116,7 +116,7 @@ private:
 
 result<std::unique_ptr<device_ops>> make_device_ops(const device_options & options) {
     auto dev = device::create(options);
-    if (!dev) return dev.error();
+    if (!dev) return fail("no Vulkan device: ", dev.message());
     auto st = stream::create(**dev);
     if (!st) return st.error();
     auto gelu_table = make_gelu_table(**dev);

@@ -10,7 +10,7 @@
 
 namespace hearth::kernels::vulkan {
 
-// Opens the device (device::create) and its stream; the error says why not.
+// Opens the device (device::create) and its stream; the error says why not ("no Vulkan device: ...").
 result<std::unique_ptr<device_ops>> make_device_ops(const device_options & options = {});
 
 }  // namespace hearth::kernels::vulkan
