@@ -1,6 +1,6 @@
 // device_ops: the operations of a transformer layer on a compute device, as one interface each
 // GPU backend implements (kernels/vulkan/device_ops.h, kernels/cuda/device_ops.h), so the layer
-// graph over them (inference/device/device_layers) is written once. Operations are queued in order and
+// graph over them (inference/graph/layer_graph, run by inference/device/layer_device) is written once. Operations are queued in order and
 // run by finish(); buffers are the backend's own behind device_buffer. Each operation matches the
 // CPU kernel of the same name within the tolerances docs/gpu.md states per backend.
 // Invariants: every buffer passed to an operation was made by the same device_ops' make_buffer

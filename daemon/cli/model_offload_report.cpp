@@ -28,6 +28,8 @@ void print_plan(const offload_plan & p, bool chosen) {
     if (p.first_layer() > 0) layers += "; on the CPU: " + layer_range(0, p.first_layer() - 1);
     row("layers", layers);
     row("weights", human_bytes(p.weight_bytes, 2));
+    row("output", p.output ? human_bytes(p.output_bytes, 2) + " (its norm, matrix and logits, on the device)"
+                           : std::string("on the CPU"));
     row("KV cache", human_bytes(p.kv_bytes, 2) + " (" + cache_name(p.room) + ", " + std::to_string(p.room.n_slots) +
                         " slots of " + std::to_string(p.room.n_ctx) + " positions)");
     row("compute buffers", human_bytes(p.compute_bytes, 2) + " (batch " + std::to_string(p.room.n_batch) + ")");
@@ -46,6 +48,8 @@ boost::json::object plan_json(const offload_plan & p) {
             {"first_layer", p.first_layer()},
             {"runnable_layers", p.n_runnable},
             {"weights_bytes", p.weight_bytes},
+            {"output_on_device", p.output},
+            {"output_bytes", p.output_bytes},
             {"kv_bytes", p.kv_bytes},
             {"compute_bytes", p.compute_bytes},
             {"total_bytes", p.total_bytes()},

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "kernels/device_ops.h"
 #include "kernels/tensor_type.h"
 
 namespace hearth::inference {
@@ -63,20 +64,38 @@ uint64_t kv_bytes_per_token(const kv_types & types, int32_t n_layer, int32_t n_e
 // K or V of a cache's layer.
 enum class kv_half { k, v };
 
-// The K/V rows of layers [first_layer(), n_layer) of one cache in a device's memory, laid out as
-// the host's ([n_alloc][row_bytes(half)] per layer and half). Implemented by the device (device_layers).
+// The K/V rows of layers [first_layer(), n_layer) of one cache in a device's memory: buffers of
+// its device_ops, laid out as the host's ([n_alloc][row_bytes(half)] per layer and half) and grown
+// in the host's steps, so a slot costs the same wherever it lives. Holds the device, so it may
+// outlive the layers that made it (device/layer_device).
 class kv_device_rows {
 public:
-    virtual ~kv_device_rows() = default;
-    virtual const void * owner() const = 0;   // the device these rows belong to
-    virtual int32_t first_layer() const = 0;
-    virtual int32_t n_alloc() const = 0;       // positions with storage
-    virtual uint64_t bytes() const = 0;        // device memory held
+    kv_device_rows(std::shared_ptr<kernels::device_ops> ops, int32_t first, int32_t n_layer, int32_t n_ctx,
+                   size_t k_row_bytes, size_t v_row_bytes);
+
+    const kernels::device_ops * owner() const { return ops_.get(); }   // the device these rows belong to
+    int32_t first_layer() const { return first_; }
+    int32_t n_alloc() const { return n_alloc_; }   // positions with storage
+    uint64_t bytes() const;                        // device memory held
     // Makes room for positions [0, n), keeping the rows held.
-    virtual status reserve(int32_t n) = 0;
+    status reserve(int32_t n);
     // n rows from position pos of layer il, to or from host memory.
-    virtual status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const = 0;
-    virtual status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) = 0;
+    status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const;
+    status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src);
+    // Layer il's rows of one half, for the device's operations.
+    kernels::device_buffer & rows(int32_t il, kv_half h) const {
+        return *(h == kv_half::k ? k_ : v_)[static_cast<size_t>(il - first_)];
+    }
+
+private:
+    size_t row_bytes(kv_half h) const { return h == kv_half::k ? k_row_bytes_ : v_row_bytes_; }
+
+    std::shared_ptr<kernels::device_ops> ops_;
+    int32_t first_;
+    int32_t n_ctx_;
+    size_t k_row_bytes_, v_row_bytes_;
+    int32_t n_alloc_ = 0;
+    std::vector<std::unique_ptr<kernels::device_buffer>> k_, v_;   // [n_layer - first_]
 };
 
 class kv_cache {

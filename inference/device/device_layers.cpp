@@ -1,4 +1,4 @@
-#include "inference/device/device_layers.h"
+#include "inference/device/layer_device.h"
 
 #include <algorithm>
 #include <array>
@@ -8,182 +8,52 @@
 #include <utility>
 #include <vector>
 
-#include "inference/graph/layer_graph.h"
 
 namespace hearth::inference {
-namespace {
 
 using kernels::device_buffer;
 using kernels::tensor_type;
-using buffer_ptr = std::unique_ptr<device_buffer>;
 
-// One cache's K/V rows of the device's layers, in device buffers ([n_alloc_][row bytes of the
-// half] each), grown as kv_cache grows its host rows. Holds the device, so it may outlive the
-// layer_device.
-class device_kv_rows final : public kv_device_rows {
-public:
-    device_kv_rows(std::shared_ptr<kernels::device_ops> ops, int32_t first, int32_t n_layer, const kv_cache & cache)
-        : ops_(std::move(ops)), first_(first), n_ctx_(cache.n_ctx()),
-          k_row_bytes_(cache.row_bytes(kv_half::k)), v_row_bytes_(cache.row_bytes(kv_half::v)),
-          k_(static_cast<size_t>(n_layer - first)), v_(static_cast<size_t>(n_layer - first)) {}
-
-    const void * owner() const override { return ops_.get(); }
-    int32_t first_layer() const override { return first_; }
-    int32_t n_alloc() const override { return n_alloc_; }
-    uint64_t bytes() const override { return k_.size() * static_cast<uint64_t>(n_alloc_) * (k_row_bytes_ + v_row_bytes_); }
-
-    status reserve(int32_t n) override {
-        if (n <= n_alloc_) return {};
-        // The rounding kv_cache::reserve applies, so a slot costs the same wherever it lives.
-        const int32_t step = kv_cache::k_grow_positions;
-        const int32_t grown = std::min(n_ctx_, (n + step - 1) / step * step);
-        std::vector<buffer_ptr> k(k_.size()), v(v_.size());
-        for (size_t i = 0; i < k_.size(); ++i) {
-            for (auto [to, from, row_bytes] : {std::tuple{&k[i], &k_[i], k_row_bytes_}, {&v[i], &v_[i], v_row_bytes_}}) {
-                const size_t kept = static_cast<size_t>(n_alloc_) * row_bytes;
-                auto b = ops_->make_buffer(static_cast<size_t>(grown) * row_bytes);
-                if (!b) return b.error();
-                if (kept > 0)
-                    if (status s = ops_->copy(**from, 0, **b, 0, kept); !s) return s;
-                *to = std::move(*b);
-            }
-        }
-        k_ = std::move(k);
-        v_ = std::move(v);
-        n_alloc_ = grown;
-        return {};
-    }
-    status read(int32_t il, kv_half h, int32_t pos, int32_t n, uint8_t * dst) const override {
-        const size_t rb = row_bytes(h);
-        return rows(il, h).download(dst, static_cast<size_t>(n) * rb, static_cast<size_t>(pos) * rb);
-    }
-    status write(int32_t il, kv_half h, int32_t pos, int32_t n, const uint8_t * src) override {
-        const size_t rb = row_bytes(h);
-        return rows(il, h).upload(src, static_cast<size_t>(n) * rb, static_cast<size_t>(pos) * rb);
-    }
-
-    device_buffer & rows(int32_t il, kv_half h) const {
-        return *(h == kv_half::k ? k_ : v_)[static_cast<size_t>(il - first_)];
-    }
-
-private:
-    size_t row_bytes(kv_half h) const { return h == kv_half::k ? k_row_bytes_ : v_row_bytes_; }
-
-    std::shared_ptr<kernels::device_ops> ops_;
-    int32_t first_;
-    int32_t n_ctx_;
-    size_t k_row_bytes_, v_row_bytes_;
-    int32_t n_alloc_ = 0;
-    std::vector<buffer_ptr> k_, v_;   // [n_layer - first_]
-};
-
-// The layer graph (layer_graph.h) on a device: every operation queued on device_ops, the
-// model's weights and vectors found by their host address among the copies uploaded once.
-class device_layers final : public layer_device, private layer_executor {
-public:
-    device_layers(const model & m, int32_t first, std::shared_ptr<kernels::device_ops> ops);
-    status upload_weights();
-
-    const std::string & describe() const override { return describe_; }
-    int32_t first_layer() const override { return first_; }
-    bool takes_cache(const kv_types & t) const override {
-        const int64_t n_embd_kv = model_.hp().n_embd_kv();
-        return ops_->takes_cache(t.k, n_embd_kv) && ops_->takes_cache(t.v, n_embd_kv);
-    }
-    status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
-                       kv_cache & cache) override;
-
-private:
-    struct dev_weight {
-        buffer_ptr data;
-        kernels::device_weight view() const { return {data.get(), type, n_rows, n_cols, row_bytes}; }
-        tensor_type type{};
-        int64_t n_rows = 0, n_cols = 0;
-        size_t row_bytes = 0;
-    };
-
-    // layer_executor, over the batch eval_layers set.
-    void norm(act in, act out, const float * w, const float * b) override;
-    void norm_rows(act a, const float * w, int64_t width) override;
-    void products(act in, std::span<const product> ps) override;
-    void add_bias(act a, const float * b) override;
-    void rope(act a, int64_t n_head, const kernels::rope_params & p) override;
-    void scale(act a, float s) override;
-    void attention(int32_t il, bool sliding) override;
-    void add(act dst, act src) override;
-    void gated(act gate, act up, ffn_activation f) override;
-    void activation(act in, act out, ffn_activation f) override;
-    void experts(const layer & L, act in, act out) override;
-
-    const device_buffer & buf(act a) const { return *acts_[static_cast<size_t>(a)]; }
-    int64_t elements(act a) const { return static_cast<int64_t>(n_) * act_width(model_.hp(), a); }
-    const dev_weight & weight_of(const weight & w) const { return weights_.at(w.data); }
-    const device_buffer * vec(const float * v) const { return v ? vectors_.at(v).get() : nullptr; }
-    // in ([rows][width]) in q8_0, once for these weights, where one of them takes it; the buffer or null.
-    const device_buffer * q8_for(const device_buffer & in, int64_t rows, int64_t width,
-                                 std::initializer_list<const dev_weight *> ws);
-
-    result<device_kv_rows *> rows_of(kv_cache & cache);
-    status ensure_capacity(int32_t n, int32_t ctx);
-    result<buffer_ptr> make_from(const void * data, size_t bytes) const;
-
-    const model & model_;
-    std::shared_ptr<kernels::device_ops> ops_;
-    int32_t first_ = 0;
-    std::string describe_;
-    std::unordered_map<const void *, dev_weight> weights_;     // by the host weight's data
-    std::unordered_map<const float *, buffer_ptr> vectors_;    // norm weights, biases, RoPE factors
-    int32_t n_cap_ = 0;
-    // Activations, each [n_cap_][act_width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
-    // scores_: attention's scratch for n_cap_ tokens over the widest cache seen.
-    std::array<buffer_ptr, k_act_count> acts_;
-    buffer_ptr pos_, n_kv_, kv_start_, no_window_, scores_;
-    buffer_ptr x_q8_;   // the input of the next products in q8_0, where their weights take it
-    // The experts' scratch (models with experts): router logits [n][n_expert], picks and their
-    // weights [n][n_used], the picks' gate and up [n][n_used][n_ff] and down [n][n_used][n_embd].
-    buffer_ptr logits_, ids_, pick_weights_, pick_gate_, pick_up_, pick_down_;
-    // The batch eval_layers runs.
-    int32_t n_ = 0, pos0_ = 0, n_ctx_ = 0;
-    kv_cache * cache_ = nullptr;
-    device_kv_rows * rows_ = nullptr;
-};
-
-device_layers::device_layers(const model & m, int32_t first, std::shared_ptr<kernels::device_ops> ops)
-    : model_(m), ops_(std::move(ops)), first_(first) {
+layer_device::layer_device(const model & m, int32_t first, bool output, std::shared_ptr<kernels::device_ops> ops)
+    : model_(m), ops_(std::move(ops)), first_(first), output_(output && first == 0) {
     const int32_t n_layer = m.hp().n_layer;
     describe_ = ops_->name() + ", layers " + std::to_string(first_) + "-" + std::to_string(n_layer - 1) + " of " +
-                std::to_string(n_layer);
+                std::to_string(n_layer) + (output_ ? " and the output" : "");
 }
 
-result<buffer_ptr> device_layers::make_from(const void * data, size_t bytes) const {
+result<layer_device::buffer_ptr> layer_device::make_from(const void * data, size_t bytes) const {
     auto b = ops_->make_buffer(bytes);
     if (!b) return b.error();
     if (status s = (*b)->upload(data, bytes); !s) return s.error();
     return b;
 }
 
-// What the graph uses on the device's layers (layer_needs), each uploaded once.
-status device_layers::upload_weights() {
+// What the graph uses on the device's layers (layer_needs, output_needs), each uploaded once.
+status layer_device::upload_weights() {
     const hparams & hp = model_.hp();
-    for (int32_t il = first_; il < hp.n_layer; ++il) {
-        const layer_use use = layer_needs(hp, model_.layers()[il], il);
-        for (const weight * w : use.weights) {
-            if (weights_.contains(w->data)) continue;
-            auto b = make_from(w->data, static_cast<size_t>(w->n_rows) * w->row_bytes);
-            if (!b) return b.error();
-            weights_.emplace(w->data, dev_weight{std::move(*b), w->type, w->n_rows, w->n_cols, w->row_bytes});
-        }
-        for (const layer_use::vec & v : use.vectors) {
-            if (vectors_.contains(v.data)) continue;
-            auto b = make_from(v.data, static_cast<size_t>(v.n) * sizeof(float));
-            if (!b) return b.error();
-            vectors_.emplace(v.data, std::move(*b));
-        }
+    for (int32_t il = first_; il < hp.n_layer; ++il)
+        if (status s = upload(layer_needs(hp, model_.layers()[il], il)); !s) return s;
+    if (output_) return upload(output_needs(model_));
+    return {};
+}
+
+status layer_device::upload(const layer_use & use) {
+    for (const weight * w : use.weights) {
+        if (weights_.contains(w->data)) continue;
+        auto b = make_from(w->data, static_cast<size_t>(w->n_rows) * w->row_bytes);
+        if (!b) return b.error();
+        weights_.emplace(w->data, dev_weight{std::move(*b), w->type, w->n_rows, w->n_cols, w->row_bytes});
+    }
+    for (const layer_use::vec & v : use.vectors) {
+        if (vectors_.contains(v.data)) continue;
+        auto b = make_from(v.data, static_cast<size_t>(v.n) * sizeof(float));
+        if (!b) return b.error();
+        vectors_.emplace(v.data, std::move(*b));
     }
     return {};
 }
 
-status device_layers::ensure_capacity(int32_t n, int32_t ctx) {
+status layer_device::ensure_capacity(int32_t n, int32_t ctx) {
     const hparams & hp = model_.hp();
     const auto make = [&](buffer_ptr & b, size_t bytes) -> status {
         auto r = ops_->make_buffer(bytes);
@@ -194,7 +64,8 @@ status device_layers::ensure_capacity(int32_t n, int32_t ctx) {
     if (n > n_cap_) {
         const auto f = [&](int64_t width) { return static_cast<size_t>(n) * static_cast<size_t>(width) * sizeof(float); };
         for (int i = 0; i < k_act_count; ++i)
-            if (status s = make(acts_[static_cast<size_t>(i)], f(act_width(hp, static_cast<act>(i)))); !s) return s;
+            if (static_cast<act>(i) != act::logits)
+                if (status s = make(acts_[static_cast<size_t>(i)], f(act_width(hp, static_cast<act>(i)))); !s) return s;
         for (buffer_ptr * b : {&pos_, &n_kv_, &kv_start_, &no_window_})
             if (status s = make(*b, f(1)); !s) return s;
         int64_t q8_rows = n, widest = std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff});
@@ -218,31 +89,32 @@ status device_layers::ensure_capacity(int32_t n, int32_t ctx) {
 
 // The cache's rows of this device's layers: adopted on first sight (the host's valid rows copied
 // up, then freed), brought home first where another device holds them.
-result<device_kv_rows *> device_layers::rows_of(kv_cache & cache) {
+result<kv_device_rows *> layer_device::rows_of(kv_cache & cache) {
     kv_device_rows * held = cache.device_rows();
-    if (held && held->owner() == ops_.get() && held->first_layer() == first_) return static_cast<device_kv_rows *>(held);
+    if (held && held->owner() == ops_.get() && held->first_layer() == first_) return held;
     if (held)
         if (status s = cache.bring_home(); !s) return s.error();
     const hparams & hp = model_.hp();
-    auto rows = std::make_unique<device_kv_rows>(ops_, first_, hp.n_layer, cache);
+    auto rows = std::make_unique<kv_device_rows>(ops_, first_, hp.n_layer, cache.n_ctx(), cache.row_bytes(kv_half::k),
+                                                 cache.row_bytes(kv_half::v));
     if (status s = rows->reserve(cache.n_alloc()); !s) return s.error();
     for (int32_t il = first_; il < hp.n_layer; ++il) {
         if (status s = rows->write(il, kv_half::k, 0, cache.n_pos(), cache.k_data(il)); !s) return s.error();
         if (status s = rows->write(il, kv_half::v, 0, cache.n_pos(), cache.v_data(il)); !s) return s.error();
     }
-    device_kv_rows * out = rows.get();
+    kv_device_rows * out = rows.get();
     cache.attach_device_rows(std::move(rows));
     return out;
 }
 
-status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
-                                  const int32_t * kv_start, kv_cache & cache) {
+status layer_device::eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
+                                  const int32_t * kv_start, kv_cache & cache, float * logits, int32_t first_logit) {
     const hparams & hp = model_.hp();
     int32_t ctx = pos[0] + n;
     for (int32_t t = 0; t < n; ++t) ctx = std::max(ctx, n_kv[t]);
     auto rows = rows_of(cache);
     if (!rows) return rows.error();
-    device_kv_rows & kv = **rows;
+    kv_device_rows & kv = **rows;
     if (status s = kv.reserve(std::max(ctx, cache.n_alloc())); !s) return s;
     if (status s = ensure_capacity(n, kv.n_alloc()); !s) return s;
     const size_t x_bytes = static_cast<size_t>(n) * static_cast<size_t>(hp.n_embd) * sizeof(float);
@@ -265,20 +137,45 @@ status device_layers::eval_layers(float * x, int32_t n, const int32_t * pos, con
     if (status st = ops_->finish(); !st) return st;
 
     // Only now, with every layer done, the result replaces x (the batch's K/V rows stay on the device).
-    return acts_[static_cast<size_t>(act::x)]->download(x, x_bytes);
+    if (status s = acts_[static_cast<size_t>(act::x)]->download(x, x_bytes); !s) return s;
+    if (output_ && logits) return output(logits, first_logit, n);
+    return {};
 }
 
-void device_layers::norm(act in, act out, const float * w, const float * b) {
+status layer_device::output(float * logits, int32_t first, int32_t n) {
+    const hparams & hp = model_.hp();
+    const int32_t n_out = n - first;
+    const size_t row = static_cast<size_t>(hp.n_embd) * sizeof(float);
+    device_buffer & x = *acts_[static_cast<size_t>(act::x)];
+    if (first > 0) {   // by way of cur: a copy's two ranges may not overlap
+        device_buffer & cur = *acts_[static_cast<size_t>(act::cur)];
+        if (status s = ops_->copy(x, static_cast<size_t>(first) * row, cur, 0, static_cast<size_t>(n_out) * row); !s) return s;
+        if (status s = ops_->copy(cur, 0, x, 0, static_cast<size_t>(n_out) * row); !s) return s;
+    }
+    const size_t logits_bytes = static_cast<size_t>(n_out) * static_cast<size_t>(hp.n_vocab) * sizeof(float);
+    if (n_out > n_logits_cap_) {
+        auto b = ops_->make_buffer(logits_bytes);
+        if (!b) return b.error();
+        acts_[static_cast<size_t>(act::logits)] = std::move(*b);
+        n_logits_cap_ = n_out;
+    }
+    n_ = n_out;
+    output_block(*this, hp, model_);
+    if (status st = ops_->finish(); !st) return st;
+    return acts_[static_cast<size_t>(act::logits)]->download(logits, logits_bytes);
+}
+
+void layer_device::norm(act in, act out, const float * w, const float * b) {
     const hparams & hp = model_.hp();
     if (hp.norm == norm_kind::layer) ops_->layer_norm(buf(in), vec(w), vec(b), buf(out), n_, hp.n_embd, hp.rms_eps);
     else ops_->rms_norm(buf(in), vec(w), buf(out), n_, hp.n_embd, hp.rms_eps);
 }
 
-void device_layers::norm_rows(act a, const float * w, int64_t width) {
+void layer_device::norm_rows(act a, const float * w, int64_t width) {
     ops_->rms_norm(buf(a), vec(w), buf(a), elements(a) / width, width, model_.hp().rms_eps);
 }
 
-const device_buffer * device_layers::q8_for(const device_buffer & in, int64_t rows, int64_t width,
+const device_buffer * layer_device::q8_for(const device_buffer & in, int64_t rows, int64_t width,
                                             std::initializer_list<const dev_weight *> ws) {
     for (const dev_weight * w : ws) {
         if (!ops_->takes_q8_0_activations(w->type)) continue;
@@ -289,7 +186,7 @@ const device_buffer * device_layers::q8_for(const device_buffer & in, int64_t ro
 }
 
 // As the CPU's matmul_context, the input's q8_0 form is made once for Q, K and V.
-void device_layers::products(act in, std::span<const product> ps) {
+void layer_device::products(act in, std::span<const product> ps) {
     const int64_t width = act_width(model_.hp(), in);
     bool q8 = false;
     for (const product & p : ps) q8 = q8 || ops_->takes_q8_0_activations(p.w->type);
@@ -297,17 +194,17 @@ void device_layers::products(act in, std::span<const product> ps) {
     for (const product & p : ps) ops_->matmul(weight_of(*p.w).view(), buf(in), buf(p.out), n_, q8 ? x_q8_.get() : nullptr);
 }
 
-void device_layers::add_bias(act a, const float * b) {
+void layer_device::add_bias(act a, const float * b) {
     if (b) ops_->add(buf(a), *vec(b), buf(a), elements(a), act_width(model_.hp(), a));
 }
 
-void device_layers::rope(act a, int64_t n_head, const kernels::rope_params & p) {
+void layer_device::rope(act a, int64_t n_head, const kernels::rope_params & p) {
     ops_->rope(buf(a), *pos_, n_, n_head, model_.hp().head_dim, p, vec(p.freq_factors));
 }
 
-void device_layers::scale(act a, float s) { ops_->scale(buf(a), s, elements(a)); }
+void layer_device::scale(act a, float s) { ops_->scale(buf(a), s, elements(a)); }
 
-void device_layers::attention(int32_t il, bool sliding) {
+void layer_device::attention(int32_t il, bool sliding) {
     const hparams & hp = model_.hp();
     const device_buffer & k_rows = rows_->rows(il, kv_half::k), & v_rows = rows_->rows(il, kv_half::v);
     const kv_types & types = cache_->types();
@@ -317,9 +214,9 @@ void device_layers::attention(int32_t il, bool sliding) {
                     buf(act::attn), {n_, hp.n_head, hp.n_head_kv, hp.head_dim, n_ctx_, hp.kq_scale});
 }
 
-void device_layers::add(act dst, act src) { ops_->add(buf(dst), buf(src), buf(dst), elements(dst), elements(dst)); }
+void layer_device::add(act dst, act src) { ops_->add(buf(dst), buf(src), buf(dst), elements(dst), elements(dst)); }
 
-void device_layers::gated(act gate, act up, ffn_activation f) {
+void layer_device::gated(act gate, act up, ffn_activation f) {
     if (f == ffn_activation::gelu) {
         ops_->gelu(buf(gate), buf(gate), elements(gate));
         ops_->mul(buf(gate), buf(up), buf(gate), elements(gate));
@@ -328,13 +225,13 @@ void device_layers::gated(act gate, act up, ffn_activation f) {
     }
 }
 
-void device_layers::activation(act in, act out, ffn_activation f) {
+void layer_device::activation(act in, act out, ffn_activation f) {
     if (f == ffn_activation::gelu) ops_->gelu(buf(in), buf(out), elements(in));
     else ops_->silu(buf(in), buf(out), elements(in));
 }
 
 // The router, each token's picks through their experts' SwiGLU, and the weighted sum in pick order.
-void device_layers::experts(const layer & L, act in, act out) {
+void layer_device::experts(const layer & L, act in, act out) {
     const hparams & hp = model_.hp();
     const int64_t k = hp.n_expert_used;
     const dev_weight & router = weight_of(L.ffn_gate_inp), & gate = weight_of(L.ffn_gate_exps),
@@ -350,14 +247,12 @@ void device_layers::experts(const layer & L, act in, act out) {
     ops_->moe_combine(*pick_down_, *pick_weights_, buf(out), n_, k, hp.n_embd);
 }
 
-}  // namespace
-
-result<std::unique_ptr<layer_device>> make_device_layers(const model & m, int32_t n_layers,
+result<std::unique_ptr<layer_device>> make_device_layers(const model & m, int32_t n_layers, bool output,
                                                          std::shared_ptr<kernels::device_ops> ops) {
     const std::string name = ops->name();
-    std::unique_ptr<device_layers> d(new device_layers(m, m.hp().n_layer - n_layers, std::move(ops)));
+    auto d = std::make_unique<layer_device>(m, m.hp().n_layer - n_layers, output, std::move(ops));
     if (status s = d->upload_weights(); !s) return fail("uploading the weights to the device (", name, "): ", s.message());
-    return std::unique_ptr<layer_device>(std::move(d));
+    return d;
 }
 
 }  // namespace hearth::inference

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "inference/device/device_layers.h"
 #include "inference/device/device_registry.h"
 
 namespace hearth::inference {
@@ -37,7 +36,7 @@ result<offloaded_layers> make_offloaded_layers(offload_target target, const mode
                                                const offload_room & room) {
     auto plan = plan_offload(m, want, room, target.backend);
     if (!plan) return plan.error();
-    auto dev = make_device_layers(m, plan->n_layers, std::move(target.ops));
+    auto dev = make_device_layers(m, plan->n_layers, plan->output, std::move(target.ops));
     if (!dev) return dev.error();
     return offloaded_layers{std::move(*dev), std::move(*plan)};
 }

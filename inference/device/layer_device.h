@@ -1,7 +1,12 @@
-// layer_device: the seam between the forward pass and a compute device. The engine runs the
-// first layers on the CPU (its own kernels) and hands the residual stream to a layer_device for
-// the last ones, as llama.cpp places them: only the batch's hidden state crosses, once each way.
-// The embedding lookup, the output norm and matrix, sampling and the tokenizer stay on the CPU.
+// layer_device: the seam between the forward pass and a compute device, and the layer graph
+// (graph/layer_graph.h) run there over kernels/device_ops.h by every backend
+// (device_registry.h). The engine runs the first layers on the CPU and hands the residual stream
+// to a layer_device for the last ones, as llama.cpp places them: only the batch's hidden state
+// crosses, once each way. The model's weights and vectors a layer uses (layer_needs) are
+// uploaded once and found by their host address; each batch's operations are queued and waited
+// for once (device_layers.cpp runs them; layer_device.cpp opens a device and places the layers).
+// With every layer there, the output norm and matrix go too and the logits come back instead;
+// the embedding lookup, sampling and the tokenizer stay on the CPU.
 // The KV rows of the offloaded layers live on the device: the first batch a kv_cache meets it,
 // the device adopts the cache's rows of its layers (kv_device_rows, kv_cache.h), and they stay
 // there; the kv_cache reaches them for what the session cache does besides evaluating (chunk
@@ -10,42 +15,117 @@
 // Thread-safety: owned by the engine (the compute worker).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "base/result.h"
 #include "inference/cache/kv_cache.h"
 #include "inference/device/layer_plan.h"
+#include "inference/graph/layer_graph.h"
 #include "inference/model/model.h"
-
-namespace hearth::kernels {
-class device_ops;
-}
+#include "kernels/device_ops.h"
 
 namespace hearth::inference {
 
-class layer_device {
+class layer_device final : private layer_executor {
 public:
-    virtual ~layer_device() = default;
+    // The last layers [first, n_layer) of m on the device behind ops, and the output block where
+    // `output` and first is 0; upload_weights() puts what they use there.
+    layer_device(const model & m, int32_t first, bool output, std::shared_ptr<kernels::device_ops> ops);
+    status upload_weights();
 
     // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits), layers 3-4 of 5"
-    virtual const std::string & describe() const = 0;
+    const std::string & describe() const { return describe_; }
     // The device runs layers [first_layer(), n_layer).
-    virtual int32_t first_layer() const = 0;
+    int32_t first_layer() const { return first_; }
     // Whether it can hold a cache of these types (the CPU runs the layers otherwise).
-    virtual bool takes_cache(const kv_types & t) const = 0;
+    bool takes_cache(const kv_types & t) const {
+        const int64_t n_embd_kv = model_.hp().n_embd_kv();
+        return ops_->takes_cache(t.k, n_embd_kv) && ops_->takes_cache(t.v, n_embd_kv);
+    }
+    // Whether it runs the output block too (it runs every layer and the plan placed the output
+    // matrix): eval_layers then returns logits instead of the CPU computing them.
+    bool runs_output() const { return output_; }
 
     // x: [n][n_embd], the residual stream before first_layer(), replaced by the one after the
     // last layer. pos, n_kv, kv_start: [n] as the engine has them (positions pos[0] + t;
     // kv_start read on sliding-window layers). Writes the batch's K/V rows of its layers into the
-    // cache's rows on the device (adopting them first). On an error x and the cache's valid rows
-    // are as they were.
-    virtual status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv,
-                               const int32_t * kv_start, kv_cache & cache) = 0;
+    // cache's rows on the device (adopting them first). logits (only where runs_output()): the
+    // output block's logits of rows [first_logit, n) go there ([n - first_logit][n_vocab]); null:
+    // none. On an error x and the cache's valid rows are as they were.
+    status eval_layers(float * x, int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
+                       kv_cache & cache, float * logits, int32_t first_logit);
+
+private:
+    using buffer_ptr = std::unique_ptr<kernels::device_buffer>;
+    struct dev_weight {
+        buffer_ptr data;
+        kernels::device_weight view() const { return {data.get(), type, n_rows, n_cols, row_bytes}; }
+        kernels::tensor_type type{};
+        int64_t n_rows = 0, n_cols = 0;
+        size_t row_bytes = 0;
+    };
+
+    // layer_executor (graph/layer_graph.h), over the batch eval_layers set (device_layers.cpp).
+    void norm(act in, act out, const float * w, const float * b) override;
+    void norm_rows(act a, const float * w, int64_t width) override;
+    void products(act in, std::span<const product> ps) override;
+    void add_bias(act a, const float * b) override;
+    void rope(act a, int64_t n_head, const kernels::rope_params & p) override;
+    void scale(act a, float s) override;
+    void attention(int32_t il, bool sliding) override;
+    void add(act dst, act src) override;
+    void gated(act gate, act up, ffn_activation f) override;
+    void activation(act in, act out, ffn_activation f) override;
+    void experts(const layer & L, act in, act out) override;
+
+    const kernels::device_buffer & buf(act a) const { return *acts_[static_cast<size_t>(a)]; }
+    int64_t elements(act a) const { return static_cast<int64_t>(n_) * act_width(model_.hp(), a); }
+    const dev_weight & weight_of(const weight & w) const { return weights_.at(w.data); }
+    const kernels::device_buffer * vec(const float * v) const { return v ? vectors_.at(v).get() : nullptr; }
+    // in ([rows][width]) in q8_0, once for these weights, where one of them takes it; the buffer or null.
+    const kernels::device_buffer * q8_for(const kernels::device_buffer & in, int64_t rows, int64_t width,
+                                 std::initializer_list<const dev_weight *> ws);
+
+    result<kv_device_rows *> rows_of(kv_cache & cache);
+    status ensure_capacity(int32_t n, int32_t ctx);
+    status upload(const layer_use & use);
+    // After the layers (queued work finished): rows [first, n) of x to the top of x, then the
+    // output block over them, its logits downloaded to `logits`.
+    status output(float * logits, int32_t first, int32_t n);
+    result<buffer_ptr> make_from(const void * data, size_t bytes) const;
+
+    const model & model_;
+    std::shared_ptr<kernels::device_ops> ops_;
+    int32_t first_ = 0;
+    bool output_ = false;   // runs the output block (every layer here)
+    std::string describe_;
+    std::unordered_map<const void *, dev_weight> weights_;     // by the host weight's data
+    std::unordered_map<const float *, buffer_ptr> vectors_;    // norm weights, biases, RoPE factors
+    int32_t n_cap_ = 0;
+    // Activations, each [n_cap_][act_width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
+    // scores_: attention's scratch for n_cap_ tokens over the widest cache seen.
+    std::array<buffer_ptr, k_act_count> acts_;
+    // logits: [n_logits_cap_][n_vocab], made for the rows first asked (one, a decode step's or a
+    // prompt's last; more for eval_steps).
+    int32_t n_logits_cap_ = 0;
+    buffer_ptr pos_, n_kv_, kv_start_, no_window_, scores_;
+    buffer_ptr x_q8_;   // the input of the next products in q8_0, where their weights take it
+    // The experts' scratch (models with experts): router logits [n][n_expert], picks and their
+    // weights [n][n_used], the picks' gate and up [n][n_used][n_ff] and down [n][n_used][n_embd].
+    buffer_ptr logits_, ids_, pick_weights_, pick_gate_, pick_up_, pick_down_;
+    // The batch eval_layers runs.
+    int32_t n_ = 0, pos0_ = 0, n_ctx_ = 0;
+    kv_cache * cache_ = nullptr;
+    kv_device_rows * rows_ = nullptr;
 };
 
 // An opened device: its operations, and what placement needs to know of it.
@@ -81,6 +161,12 @@ result<offloaded_layers> make_layer_device(const model & m, const gpu_layers & w
 // The same on the named backend only ("Vulkan", "CUDA"): the tests of one backend.
 result<offloaded_layers> make_layer_device_on(std::string_view backend, const model & m, const gpu_layers & want,
                                               const offload_room & room);
+
+// The last n_layers layers of m on the device behind ops, and the output block where `output`
+// and every layer is there (placement decided by the caller: layer_plan.h), the weights
+// uploaded; an error where they do not fit.
+result<std::unique_ptr<layer_device>> make_device_layers(const model & m, int32_t n_layers, bool output,
+                                                         std::shared_ptr<kernels::device_ops> ops);
 
 // The layers an opened device runs as want and room place them, the weights uploaded.
 result<offloaded_layers> make_offloaded_layers(offload_target target, const model & m, const gpu_layers & want,

@@ -19,6 +19,18 @@ std::string mib(uint64_t bytes) {
     return buf;
 }
 
+// "a q5_K weight" for the first of ws the backend cannot take, or "".
+std::string unsupported_weight(const std::vector<const weight *> & ws,
+                               const std::function<bool(kernels::tensor_type)> & supports_weight) {
+    using kernels::tensor_type;
+    for (const weight * w : ws) {
+        const bool plain = w->type == tensor_type::f16 || w->type == tensor_type::f32;
+        if (!supports_weight(w->type) || (!plain && w->n_cols % 32 != 0) || (w->type == tensor_type::f32 && w->row_bytes % 4 != 0))
+            return std::string("a ") + std::string(kernels::tensor_type_info(w->type).name) + " weight";
+    }
+    return {};
+}
+
 }  // namespace
 
 result<gpu_layers> parse_gpu_layers(std::string_view text) {
@@ -45,17 +57,20 @@ std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
     using kernels::tensor_type;
     // The attention kernels hold a head in registers and read cache rows as 32-bit words.
     if (hp.head_dim > 256 || hp.n_embd_kv() % 2 != 0) return "a head size over 256";
-    for (const weight * w : layer_needs(hp, L, il).weights) {
-        const bool plain = w->type == tensor_type::f16 || w->type == tensor_type::f32;
-        if (!supports_weight(w->type) || (!plain && w->n_cols % 32 != 0) || (w->type == tensor_type::f32 && w->row_bytes % 4 != 0))
-            return std::string("a ") + std::string(kernels::tensor_type_info(w->type).name) + " weight";
-    }
-    return {};
+    return unsupported_weight(layer_needs(hp, L, il).weights, supports_weight);
 }
 
 uint64_t layer_weight_bytes(const hparams & hp, const layer & L, int32_t il) {
     const layer_use use = layer_needs(hp, L, il);
     uint64_t b = 0;
+    for (const weight * w : use.weights) b += bytes_of(*w);
+    for (const layer_use::vec & v : use.vectors) b += static_cast<uint64_t>(v.n) * sizeof(float);
+    return b;
+}
+
+uint64_t output_weight_bytes(const model & m) {
+    const layer_use use = output_needs(m);
+    uint64_t b = static_cast<uint64_t>(k_output_logit_rows) * static_cast<uint64_t>(m.hp().n_vocab) * sizeof(float);
     for (const weight * w : use.weights) b += bytes_of(*w);
     for (const layer_use::vec & v : use.vectors) b += static_cast<uint64_t>(v.n) * sizeof(float);
     return b;
@@ -111,10 +126,10 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
     p.compute_bytes = device_compute_bytes(hp, room);
     const uint64_t kv = layer_kv_bytes(hp, room);
     int32_t n = p.n_runnable;
+    uint64_t used = p.compute_bytes;   // by `auto`'s layers
     if (want.how == gpu_layers::kind::automatic) {
         const uint64_t budget = want.device_memory_cap ? want.device_memory_cap : be.device_bytes;
         p.budget_bytes = static_cast<uint64_t>(static_cast<double>(budget) * k_device_memory_margin);
-        uint64_t used = p.compute_bytes;
         int32_t fit = 0;
         for (int32_t il = hp.n_layer - 1; il >= hp.n_layer - n; --il) {
             const uint64_t b = layer_weight_bytes(hp, m.layers()[il], il) + kv;
@@ -136,14 +151,24 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
     p.n_layers = n;
     for (int32_t il = p.first_layer(); il < hp.n_layer; ++il) p.weight_bytes += layer_weight_bytes(hp, m.layers()[il], il);
     p.kv_bytes = kv * static_cast<uint64_t>(n);
+    // With every layer there, the output block goes too (only the hidden state's logits come
+    // back), where the backend takes its matrix and, for `auto`, it fits beside the layers.
+    if (n == hp.n_layer && unsupported_weight(output_needs(m).weights, be.supports_weight).empty()) {
+        const uint64_t out = output_weight_bytes(m);
+        if (want.how != gpu_layers::kind::automatic || used + out <= p.budget_bytes) {
+            p.output = true;
+            p.output_bytes = out;
+        }
+    }
     return p;
 }
 
 std::string describe(const offload_plan & p) {
     std::string s = "layers " + std::to_string(p.first_layer()) + "-" + std::to_string(p.n_layer - 1) + " of " +
-                    std::to_string(p.n_layer) + " on " + p.device + " (--gpu-layers " + p.asked + "): " +
+                    std::to_string(p.n_layer) + (p.output ? " and the output" : "") + " on " + p.device + " (--gpu-layers " + p.asked + "): " +
                     mib(p.total_bytes()) + " of the device's " + mib(p.device_bytes) + " (weights " +
-                    mib(p.weight_bytes) + ", KV " + mib(p.kv_bytes) + ", compute " + mib(p.compute_bytes) + ")";
+                    mib(p.weight_bytes) + (p.output ? ", output " + mib(p.output_bytes) : std::string()) + ", KV " +
+                    mib(p.kv_bytes) + ", compute " + mib(p.compute_bytes) + ")";
     if (!p.why_fewer.empty()) s += "; fewer layers: " + p.why_fewer;
     return s;
 }

@@ -58,13 +58,15 @@ struct offload_plan {
     int32_t n_layers = 0;             // offloaded
     int32_t n_runnable = 0;           // of the last layers, how many the backend can run
     uint64_t weight_bytes = 0;        // the offloaded layers' weights, norms and biases
+    bool output = false;              // the output norm and matrix too (every layer is offloaded)
+    uint64_t output_bytes = 0;        // their bytes, and their logits' buffer
     uint64_t kv_bytes = 0;            // their KV rows for room.n_slots caches of room.n_ctx positions
     uint64_t compute_bytes = 0;       // activations and attention scores of one batch
     offload_room room;
     std::string why_fewer;            // why fewer layers than asked ("" when all asked for are placed)
 
     int32_t first_layer() const { return n_layer - n_layers; }
-    uint64_t total_bytes() const { return weight_bytes + kv_bytes + compute_bytes; }
+    uint64_t total_bytes() const { return weight_bytes + output_bytes + kv_bytes + compute_bytes; }
     // Whether the plan fits the device's memory (N and all are placed whether or not they do).
     bool fits() const { return total_bytes() <= device_bytes; }
 };
@@ -79,10 +81,13 @@ std::string unsupported_layer(const hparams & hp, const layer & L, int32_t il,
 
 // Device bytes of layer il's weights and vectors (norms, biases, RoPE factors) as the graph uses them.
 uint64_t layer_weight_bytes(const hparams & hp, const layer & L, int32_t il);
+// Device bytes of the output norm and matrix and of their logits' buffer (k_output_logit_rows rows).
+uint64_t output_weight_bytes(const model & m);
+inline constexpr int64_t k_output_logit_rows = 16;   // a decode step's, a prompt's last, a few verified guesses
 // Device bytes of one layer's K and V rows for room's caches.
 uint64_t layer_kv_bytes(const hparams & hp, const offload_room & room);
 // Device bytes of the layer graph's buffers for one batch of room.n_batch tokens over room.n_ctx
-// positions (device_layers: the activations, their q8_0 form and the attention scores).
+// positions (layer_device: the activations, their q8_0 form and the attention scores).
 uint64_t device_compute_bytes(const hparams & hp, const offload_room & room);
 
 // How many of the last layers go to the device, or why none can.

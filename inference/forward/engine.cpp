@@ -95,7 +95,6 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
     for (int32_t t = 0; t < n; ++t) kv_start_[t] = std::max(0, pos_[t] - hp.n_swa + 1);
     cpu_.begin(n, pos_.data(), n_kv_.data(), kv_start_.data(), cache, step_order_, &observer_);
     float * x = cpu_.data(act::x);
-    float * cur = cpu_.data(act::cur);
 
     // x = token embeddings
     const weight & embd = model_.token_embd();
@@ -113,12 +112,19 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
     if (cache.device_rows() && !on_device)
         if (status s = cache.bring_home(); !s) return s;
 
+    // logits = output(norm(x)), for the last token only unless every position is wanted
+    const int32_t first = all_logits ? 0 : n - 1;
+    bool logits_done = false;   // by a device that runs the output block too
     for (int32_t il = 0; il < hp.n_layer; ++il) {
         // Between layers: what a stop abandons is this batch, whose positions are not counted yet.
         if (stop.stop_requested()) return fail("stopped");
-        // The device's layers, all at once: the residual stream goes there and back.
+        // The device's layers, all at once: the residual stream goes there and back (or, where
+        // it runs every layer and the output, the logits come back instead).
         if (device_ && il == device_->first_layer() && device_->takes_cache(cache.types())) {
-            const status s = device_->eval_layers(x, n, pos_.data(), n_kv_.data(), kv_start_.data(), cache);
+            float * device_logits = device_->runs_output() ? logits : nullptr;
+            const status s = device_->eval_layers(x, n, pos_.data(), n_kv_.data(), kv_start_.data(), cache,
+                                                  device_logits, first);
+            logits_done = s && device_logits;
             if (s) break;
             device_error_ = device_->describe() + ": " + s.message() + "; running on the CPU";
             device_.reset();
@@ -130,22 +136,9 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         ffn_block(cpu_, hp, L, il);
     }
     cache.set_n_pos(std::max(cache.n_pos(), n_past + n));
-    if (!logits) return {};
-
-    // logits = output(norm(x)), for the last token only unless every position is wanted
-    const int32_t first = all_logits ? 0 : n - 1;
-    const int32_t n_out = n - first;
-    if (hp.norm == norm_kind::layer)
-        kernels::layer_norm(x + static_cast<size_t>(first) * n_embd, model_.output_norm(), model_.output_norm_b(), cur,
-                            n_out, n_embd, hp.rms_eps);
-    else
-        kernels::rms_norm(x + static_cast<size_t>(first) * n_embd, model_.output_norm(), cur, n_out, n_embd, hp.rms_eps);
-    if (observer_) observer_("result_norm", -1, cur, n_out, n_embd);
-    kernels::matmul_context & mm = cpu_.mm();
-    mm.set_activations(cur, n_out, n_embd);
-    kernels::matmul(model_.output().view(), mm, logits, pool_);
-    scale(logits, hp.logit_scale, static_cast<size_t>(n_out) * hp.n_vocab);   // granite
-    if (observer_) observer_("result_output", -1, logits, n_out, hp.n_vocab);
+    if (!logits || logits_done) return {};
+    cpu_.select_output(logits, first, n - first);
+    output_block(cpu_, hp, model_);
     return {};
 }
 

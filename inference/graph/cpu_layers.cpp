@@ -37,7 +37,8 @@ void cpu_layers::chunks(F && fn) {
 
 cpu_layers::cpu_layers(const model & m, kernels::thread_pool & pool, int32_t n_batch) : hp_(m.hp()), pool_(pool) {
     const auto nb = static_cast<size_t>(n_batch);
-    for (int i = 0; i < k_act_count; ++i) bufs_[i].resize(nb * static_cast<size_t>(act_width(hp_, static_cast<act>(i))));
+    for (int i = 0; i < k_act_count; ++i)
+        if (static_cast<act>(i) != act::logits) bufs_[i].resize(nb * static_cast<size_t>(act_width(hp_, static_cast<act>(i))));
     // cur takes the attention output's width too, and attn the expert FFN's output.
     const auto wide = nb * static_cast<size_t>(std::max(hp_.n_embd, hp_.n_embd_q()));
     buf(act::cur).resize(wide);
@@ -48,12 +49,20 @@ cpu_layers::cpu_layers(const model & m, kernels::thread_pool & pool, int32_t n_b
 void cpu_layers::begin(int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start,
                        kv_cache & cache, bool step_order, const activation_observer * observer) {
     n_ = n;
+    row0_ = 0;
+    logits_ = nullptr;
     pos_ = pos;
     n_kv_ = n_kv;
     kv_start_ = kv_start;
     cache_ = &cache;
     step_order_ = step_order;
     observer_ = observer && *observer ? observer : nullptr;
+}
+
+void cpu_layers::select_output(float * logits, int32_t first, int32_t n) {
+    logits_ = logits;
+    row0_ = first;
+    n_ = n;
 }
 
 void cpu_layers::norm(act in, act out, const float * w, const float * b) {

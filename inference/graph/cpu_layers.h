@@ -36,7 +36,13 @@ public:
     void begin(int32_t n, const int32_t * pos, const int32_t * n_kv, const int32_t * kv_start, kv_cache & cache,
                bool step_order, const activation_observer * observer);
 
-    float * data(act a) { return buf(a).data(); }
+    // Narrows the batch to its rows [first, first + n) for the output block, whose logits go to
+    // `logits` ([n][n_vocab]); begin() widens it again.
+    void select_output(float * logits, int32_t first, int32_t n);
+
+    float * data(act a) {
+        return a == act::logits ? logits_ : buf(a).data() + static_cast<size_t>(row0_) * static_cast<size_t>(act_width(hp_, a));
+    }
     kernels::matmul_context & mm() { return mm_; }
 
     void norm(act in, act out, const float * w, const float * b) override;
@@ -62,10 +68,13 @@ private:
     const hparams & hp_;
     kernels::thread_pool & pool_;
     kernels::matmul_context mm_;
-    std::vector<float> bufs_[k_act_count];   // [n_batch][act_width] each (cur and attn wider: see the constructor)
+    std::vector<float> bufs_[k_act_count];   // [n_batch][act_width] each (cur and attn wider: see the constructor;
+                                             // none for logits, which are the caller's)
     std::optional<moe_block> moe_;           // the expert FFN's scratch (models with experts)
     // The batch (begin()).
     int32_t n_ = 0;
+    int32_t row0_ = 0;            // the first row of the batch the operations see (select_output)
+    float * logits_ = nullptr;    // the output block's logits (select_output)
     const int32_t * pos_ = nullptr;
     const int32_t * n_kv_ = nullptr;
     const int32_t * kv_start_ = nullptr;

@@ -15,6 +15,7 @@ int64_t act_width(const hparams & hp, act a) {
     case act::v: return hp.n_embd_kv();
     case act::gate:
     case act::up: return hp.n_ff;
+    case act::logits: return hp.n_vocab;
     }
     return 0;
 }
@@ -103,6 +104,15 @@ void ffn_block(layer_executor & e, const hparams & hp, const layer & L, int32_t 
     add_to_residual(e, hp, L.ffn_post_norm, "ffn_post_norm", "l_out", il);
 }
 
+void output_block(layer_executor & e, const hparams & hp, const model & m) {
+    e.norm(act::x, act::cur, m.output_norm(), m.output_norm_b());
+    e.observe("result_norm", -1, act::cur);
+    const product out[] = {{&m.output(), act::logits}};
+    e.products(act::cur, out);
+    if (hp.logit_scale != 1.0f) e.scale(act::logits, hp.logit_scale);   // granite
+    e.observe("result_output", -1, act::logits);
+}
+
 namespace {
 
 // Runs nothing: notes what the graph uses.
@@ -153,6 +163,13 @@ layer_use layer_needs(const hparams & hp, const layer & L, int32_t il) {
     attention_block(r, hp, L, il, 1);
     attention_block(r, hp, L, il, std::numeric_limits<int32_t>::max());
     ffn_block(r, hp, L, il);
+    return use;
+}
+
+layer_use output_needs(const model & m) {
+    layer_use use;
+    recorder r(m.hp(), use);
+    output_block(r, m.hp(), m);
     return use;
 }
 

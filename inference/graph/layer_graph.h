@@ -1,6 +1,6 @@
 // layer_graph: the transformer layer of every architecture hearth loads, written once, and the
 // interface of the executors that run it: the CPU's (cpu_layers.h, over kernels/) and a device's
-// (device_layers.h, over kernels/device_ops.h). What differs between architectures is in the
+// (device/layer_device.h, over kernels/device_ops.h). What differs between architectures is in the
 // model's hyperparameters and which of a layer's tensors are present (biases, head norms,
 // post-norms, a gate, experts); the graph reads them and asks the executor for operations on
 // named activations. The plan for a device follows from the same graph: layer_needs() runs it
@@ -19,9 +19,9 @@
 namespace hearth::inference {
 
 // The activations of a batch the graph names, each [n_tokens][act_width()].
-enum class act { x, cur, q, k, v, attn, gate, up };
-inline constexpr int k_act_count = 8;
-// x, cur: n_embd; q, attn: n_embd_q; k, v: n_embd_kv; gate, up: n_ff.
+enum class act { x, cur, q, k, v, attn, gate, up, logits };
+inline constexpr int k_act_count = 9;
+// x, cur: n_embd; q, attn: n_embd_q; k, v: n_embd_kv; gate, up: n_ff; logits: n_vocab.
 int64_t act_width(const hparams & hp, act a);
 
 // One product of a group: out = in . w (rows of w are out's columns).
@@ -69,6 +69,10 @@ void attention_block(layer_executor & e, const hparams & hp, const layer & L, in
 // The feed-forward block: x += residual_scale * post_norm(ffn(norm(x))).
 void ffn_block(layer_executor & e, const hparams & hp, const layer & L, int32_t il);
 
+// After the layers: logits = output(norm(x)) (times the logit scale, granite), over the rows
+// the executor was given for it.
+void output_block(layer_executor & e, const hparams & hp, const model & m);
+
 // What one layer uses, as the graph asks for it: the weights of its products (the experts'
 // stacks included) and the vectors with their lengths (norm weights, biases, RoPE factors for
 // short and long contexts).
@@ -82,5 +86,7 @@ struct layer_use {
     bool experts = false;
 };
 layer_use layer_needs(const hparams & hp, const layer & L, int32_t il);
+// What the output block uses.
+layer_use output_needs(const model & m);
 
 }  // namespace hearth::inference

@@ -144,7 +144,7 @@ TEST_CASE("hearth daemon --gpu-layers all, then 2: the CPU daemon's completions,
     CHECK(o.at("deviceKvBytes").as_int64() > 0);   // the slot's rows of every layer live there
     CHECK(o.at("deviceBytes").as_int64() == o.at("deviceWeightBytes").as_int64() + o.at("deviceKvBytes").as_int64());
     CHECK(o.at("cpuReason").as_string().empty());
-    CHECK(gpu.log.find("GPU offload: layers 0-4 of 5 on vulkan") != std::string::npos);
+    CHECK(gpu.log.find("GPU offload: layers 0-4 of 5 and the output on vulkan") != std::string::npos);
 
     // Greedy, so the device's answers are the CPU's, and the cache kept the same positions.
     CHECK(gpu.texts == cpu.texts);

@@ -115,7 +115,8 @@ inline void check_golden_offload(const char * backend, const std::string & model
 struct offload_comparison {
     int n_prompts = 0, n_identical = 0;
     float max_diff = 0;
-    bool ran = false;   // false: the backend could not take the model (the case is skipped)
+    bool ran = false;      // false: the backend could not take the model (the case is skipped)
+    bool output = false;   // the device ran the output block too
 };
 
 inline offload_comparison compare_offload(const char * backend, const model & m,
@@ -127,6 +128,7 @@ inline offload_comparison compare_offload(const char * backend, const model & m,
     auto dev = device_or_skip(backend, m, *parse_gpu_layers(layers));
     if (!dev) return out;
     std::printf("%s\n", dev->describe().c_str());
+    out.output = dev->runs_output();
     gpu.set_layer_device(std::move(dev));
     for (const auto & prompt : prompts) {
         const auto want = greedy(cpu, prompt, n_gen);
@@ -176,6 +178,7 @@ inline void check_arch_offload(const char * backend) {
             // at most 0.012 over the models and placements). Q4_K_M: the device's K-quant products
             // take f32 activations where the CPU's take them in q8_K (docs/gpu.md), 0.49 at most, and
             // phi3's third prompt parts after its prompt at a near-tie.
+            CHECK(r.output == (layers == "all"));   // with every layer, the output block runs there too
             CHECK(r.n_identical >= r.n_prompts - (k_quant ? 1 : 0));
             CHECK(r.max_diff < (k_quant ? 0.6f : 0.02f));
         }

@@ -51,7 +51,11 @@ TEST_CASE("layer plan: all, N and a count past the model place the last layers w
     CHECK(all->kv_bytes == 5ull * 2 * 256 * (2 * 32 * 2));
     CHECK(all->kv_bytes == 5 * kv_bytes_per_token(tensor_type::f16, 1, hp.n_embd_kv()) * 256 * 2);
     CHECK(all->compute_bytes == device_compute_bytes(hp, room));
-    CHECK(all->total_bytes() == all->weight_bytes + all->kv_bytes + all->compute_bytes);
+    // Every layer, so the output block too: its norm, its matrix and 16 rows of logits.
+    CHECK(all->output);
+    const weight & out = tm.mdl.output();
+    CHECK(all->output_bytes == static_cast<uint64_t>(out.n_rows) * out.row_bytes + hp.n_embd * 4ull + 16ull * hp.n_vocab * 4);
+    CHECK(all->total_bytes() == all->weight_bytes + all->output_bytes + all->kv_bytes + all->compute_bytes);
     CHECK(all->fits());
     CHECK(all->why_fewer.empty());
 
@@ -62,6 +66,9 @@ TEST_CASE("layer plan: all, N and a count past the model place the last layers w
     CHECK(two->weight_bytes == weights_of(hp, tm.mdl.layers()[3]) + weights_of(hp, tm.mdl.layers()[4]));
     CHECK(two->kv_bytes == all->kv_bytes / 5 * 2);
     CHECK(describe(*two).find("layers 3-4 of 5 on test: a 1 GiB device (--gpu-layers 2)") == 0);
+    CHECK_FALSE(two->output);   // the output follows the last layer on the CPU
+    CHECK(two->output_bytes == 0);
+    CHECK(describe(*all).find("layers 0-4 of 5 and the output on test") == 0);
 
     auto nine = plan_offload(tm.mdl, *parse_gpu_layers("9"), room, k_big);
     REQUIRE(nine.has_value());
@@ -136,4 +143,27 @@ TEST_CASE("layer plan: a weight type the backend does not decode is refused, nam
 
 TEST_CASE("gpu layers: to_string gives back what parse_gpu_layers read", "[inference][plan]") {
     for (const char * text : {"0", "3", "all", "auto"}) CHECK(to_string(*parse_gpu_layers(text)) == text);
+}
+
+TEST_CASE("layer plan: the output block goes with every layer where the backend takes its matrix and auto's budget "
+          "holds it", "[inference][plan]") {
+    auto tm = stories();
+    const hparams & hp = tm.mdl.hp();
+    const offload_room room{256, 2, 256, tensor_type::f16};
+    auto all = plan_offload(tm.mdl, *parse_gpu_layers("all"), room, k_big);
+    REQUIRE(all.has_value());
+    REQUIRE(all->output);
+    // auto within a budget that holds every layer but not the output: the layers go, the output stays.
+    uint64_t layers = device_compute_bytes(hp, room);
+    for (int32_t il = 0; il < hp.n_layer; ++il)
+        layers += layer_weight_bytes(hp, tm.mdl.layers()[static_cast<size_t>(il)], il) + layer_kv_bytes(hp, room);
+    const uint64_t cap = static_cast<uint64_t>(static_cast<double>(layers + all->output_bytes / 2) / k_device_memory_margin);
+    auto tight = plan_offload(tm.mdl, {gpu_layers::kind::automatic, 0, cap}, room, k_big);
+    REQUIRE(tight.has_value());
+    CHECK(tight->n_layers == hp.n_layer);
+    CHECK_FALSE(tight->output);
+    const uint64_t roomy = static_cast<uint64_t>(static_cast<double>(layers + all->output_bytes * 2) / k_device_memory_margin);
+    auto fits = plan_offload(tm.mdl, {gpu_layers::kind::automatic, 0, roomy}, room, k_big);
+    REQUIRE(fits.has_value());
+    CHECK(fits->output);
 }
