@@ -275,8 +275,11 @@ TEST_CASE("hearth model info --gpu-layers: the plan per device, auto under a cap
     // matrices and two 64-float norms; K and V of 32 f16 per position for 2 slots of 256.
     CHECK(plan->at("weights_bytes").as_int64() == 5 * ((2 * 64 * 64 + 2 * 32 * 64 + 3 * 172 * 64 + 2 * 64) * 4));
     CHECK(plan->at("kv_bytes").as_int64() == 5 * 2 * 256 * 2 * 32 * 2);
-    CHECK(plan->at("total_bytes").as_int64() == plan->at("weights_bytes").as_int64() + plan->at("kv_bytes").as_int64() +
-                                                   plan->at("compute_bytes").as_int64());
+    // Every layer, so the output too: its 512x64 f32 matrix, norm and 16 rows of 512 logits.
+    CHECK(plan->at("output_on_device").as_bool());
+    CHECK(plan->at("output_bytes").as_int64() == (512 * 64 + 64 + 16 * 512) * 4);
+    CHECK(plan->at("total_bytes").as_int64() == plan->at("weights_bytes").as_int64() + plan->at("output_bytes").as_int64() +
+                                                   plan->at("kv_bytes").as_int64() + plan->at("compute_bytes").as_int64());
 
     // `auto` within a memory that holds the compute buffers and two and a half layers: two
     // layers, printed per device with why not more.
