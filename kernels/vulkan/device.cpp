@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/vulkan/instance_extensions.h"
 #include "kernels/vulkan/loader.h"
 #include "kernels/vulkan/pipelines.h"
 
@@ -19,6 +20,16 @@ bool has_layer(const char * name) {
     for (const auto & l : layers)
         if (std::strcmp(l.layerName, name) == 0) return true;
     return false;
+}
+
+std::vector<std::string> instance_extensions() {
+    uint32_t n = 0;
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> exts(n);
+    vkEnumerateInstanceExtensionProperties(nullptr, &n, exts.data());
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < n; ++i) names.emplace_back(exts[i].extensionName);
+    return names;
 }
 
 bool has_device_extension(VkPhysicalDevice pd, const char * name) {
@@ -80,23 +91,25 @@ status device::init(const device_options & options) {
     if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_version);
     if (loader_version < VK_API_VERSION_1_2) return fail("the Vulkan loader is older than 1.2");
 
-    std::vector<const char *> layers, extensions;
+    std::vector<const char *> layers;
     if (options.validation) {
         if (!has_layer(k_validation_layer))
             return fail("validation asked for but ", k_validation_layer,
                         " is not installed (Debian: vulkan-validationlayers)");
         layers.push_back(k_validation_layer);
-        extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     }
+    const instance_request request = choose_instance_request(instance_extensions(), options.validation);
+    caps_.portability_enumeration = request.portability_enumeration;
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "hearth";
     app.apiVersion = VK_API_VERSION_1_2;
     VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.flags = request.flags;
     ici.pApplicationInfo = &app;
     ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
     ici.ppEnabledLayerNames = layers.data();
-    ici.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-    ici.ppEnabledExtensionNames = extensions.data();
+    ici.enabledExtensionCount = static_cast<uint32_t>(request.extensions.size());
+    ici.ppEnabledExtensionNames = request.extensions.data();
     if (status s = vk_check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance"); !s) return s;
     volkLoadInstanceOnly(instance_);
 

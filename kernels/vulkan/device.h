@@ -40,6 +40,7 @@ struct device_caps {
     uint64_t device_local_bytes;        // the largest device-local heap
     double timestamp_period_ns;         // 0 where the queue has no timestamps
     uint32_t max_workgroup_count_x;
+    bool portability_enumeration;       // the instance enabled VK_KHR_portability_enumeration (the loader offered it)
 };
 
 class device {
