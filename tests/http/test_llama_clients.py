@@ -35,7 +35,7 @@ def ring(n, lines=32, vscode=False):
     """n chunks of `lines` lines of the repository's C++ sources, as the plugins' rings hold them:
     {text, time, filename}, oldest first (llama.vim's time is reltime()'s list, llama.vscode's a number)."""
     chunks = []
-    for path in sorted(glob.glob(os.path.join(REPO, "inference", "*.cpp"))):
+    for path in sorted(glob.glob(os.path.join(REPO, "inference", "**", "*.cpp"), recursive=True)):
         with open(path) as f:
             text = f.read().split("\n")
         for i in range(0, len(text) - lines, lines * 3):
