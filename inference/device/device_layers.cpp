@@ -176,9 +176,9 @@ void layer_device::norm_rows(act a, const float * w, int64_t width) {
 }
 
 const device_buffer * layer_device::q8_for(const device_buffer & in, int64_t rows, int64_t width,
-                                            std::initializer_list<const dev_weight *> ws) {
-    for (const dev_weight * w : ws) {
-        if (!ops_->takes_q8_0_activations(w->type)) continue;
+                                            std::span<const tensor_type> types) {
+    for (tensor_type t : types) {
+        if (!ops_->takes_q8_0_activations(t)) continue;
         ops_->quantize_q8_0(in, *x_q8_, rows, width);
         return x_q8_.get();
     }
@@ -187,11 +187,10 @@ const device_buffer * layer_device::q8_for(const device_buffer & in, int64_t row
 
 // As the CPU's matmul_context, the input's q8_0 form is made once for Q, K and V.
 void layer_device::products(act in, std::span<const product> ps) {
-    const int64_t width = act_width(model_.hp(), in);
-    bool q8 = false;
-    for (const product & p : ps) q8 = q8 || ops_->takes_q8_0_activations(p.w->type);
-    if (q8) ops_->quantize_q8_0(buf(in), *x_q8_, n_, width);
-    for (const product & p : ps) ops_->matmul(weight_of(*p.w).view(), buf(in), buf(p.out), n_, q8 ? x_q8_.get() : nullptr);
+    std::array<tensor_type, kernels::k_max_group> types{};
+    for (size_t i = 0; i < ps.size(); ++i) types[i] = ps[i].w->type;
+    const device_buffer * q8 = q8_for(buf(in), n_, act_width(model_.hp(), in), std::span(types.data(), ps.size()));
+    for (const product & p : ps) ops_->matmul(weight_of(*p.w).view(), buf(in), buf(p.out), n_, q8);
 }
 
 void layer_device::add_bias(act a, const float * b) {
@@ -236,13 +235,14 @@ void layer_device::experts(const layer & L, act in, act out) {
     const int64_t k = hp.n_expert_used;
     const dev_weight & router = weight_of(L.ffn_gate_inp), & gate = weight_of(L.ffn_gate_exps),
                      & up = weight_of(L.ffn_up_exps), & down = weight_of(L.ffn_down_exps);
-    const device_buffer * q8 = q8_for(buf(in), n_, hp.n_embd, {&router, &gate, &up});
+    const tensor_type in_types[] = {router.type, gate.type, up.type};
+    const device_buffer * q8 = q8_for(buf(in), n_, hp.n_embd, in_types);
     ops_->matmul(router.view(), buf(in), *logits_, n_, q8);
     ops_->moe_route(*logits_, *ids_, *pick_weights_, n_, hp.n_expert, k);
     ops_->matmul_experts(gate.view(), hp.n_ff, buf(in), false, *ids_, *pick_gate_, n_, k, q8);
     ops_->matmul_experts(up.view(), hp.n_ff, buf(in), false, *ids_, *pick_up_, n_, k, q8);
     ops_->swiglu(*pick_gate_, *pick_up_, *pick_gate_, n_ * k * hp.n_ff);
-    const device_buffer * q8_down = q8_for(*pick_gate_, n_ * k, hp.n_ff, {&down});
+    const device_buffer * q8_down = q8_for(*pick_gate_, n_ * k, hp.n_ff, std::span(&down.type, 1));
     ops_->matmul_experts(down.view(), hp.n_embd, *pick_gate_, true, *ids_, *pick_down_, n_, k, q8_down);
     ops_->moe_combine(*pick_down_, *pick_weights_, buf(out), n_, k, hp.n_embd);
 }

@@ -17,7 +17,6 @@
 
 #include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <span>
@@ -91,9 +90,10 @@ private:
     int64_t elements(act a) const { return static_cast<int64_t>(n_) * act_width(model_.hp(), a); }
     const dev_weight & weight_of(const weight & w) const { return weights_.at(w.data); }
     const kernels::device_buffer * vec(const float * v) const { return v ? vectors_.at(v).get() : nullptr; }
-    // in ([rows][width]) in q8_0, once for these weights, where one of them takes it; the buffer or null.
+    // in ([rows][width]) in q8_0, made once for products with weights of these types where one
+    // takes it (as the CPU's matmul_context converts once for Q, K and V); the buffer or null.
     const kernels::device_buffer * q8_for(const kernels::device_buffer & in, int64_t rows, int64_t width,
-                                 std::initializer_list<const dev_weight *> ws);
+                                          std::span<const kernels::tensor_type> types);
 
     result<kv_device_rows *> rows_of(kv_cache & cache);
     status ensure_capacity(int32_t n, int32_t ctx);

@@ -8,16 +8,6 @@
 #include "kernels/quant.h"
 
 namespace hearth::inference {
-namespace {
-
-// y *= s over n values (ggml_scale: one f32 product each); nothing when s is 1.
-void scale(float * y, float s, size_t n) {
-    if (s == 1.0f) return;
-    for (size_t i = 0; i < n; ++i) y[i] *= s;
-}
-
-}  // namespace
-
 engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
     : model_(m), pool_(pool), n_batch_(n_batch), cpu_(m, pool, n_batch) {
     const size_t nb = static_cast<size_t>(n_batch);
@@ -104,7 +94,7 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
     }
     cpu_.observe("embd", -1, act::x);
     if (hp.embd_scale != 1.0f) {
-        scale(x, hp.embd_scale, static_cast<size_t>(n) * n_embd);
+        cpu_.scale(act::x, hp.embd_scale);
         cpu_.observe("inp_scaled", -1, act::x);
     }
     // Rows on a device that will not run this batch come home first (the CPU runs every layer).
