@@ -1,6 +1,7 @@
 #include "kernels/cuda/device.h"
 
 #include <cstdlib>
+#include <string>
 #include <utility>
 
 #include "kernels/cuda/check.h"
@@ -45,10 +46,38 @@ result<std::unique_ptr<device>> device::create() {
 }
 
 device::~device() {
+    if (scratch_) cudaFree(scratch_);
     if (stream_) cudaStreamDestroy(as_stream(stream_));
 }
 
+void * device::scratch(size_t bytes) {
+    if (bytes <= scratch_bytes_) return scratch_;
+    // Kernels queued before may still read the old scratch: free it only once they are done.
+    if (cudaError_t e = cudaStreamSynchronize(as_stream(stream_)); e != cudaSuccess) {
+        if (scratch_error_.empty()) scratch_error_ = cuda_error("growing the CUDA scratch", e).message;
+        return nullptr;
+    }
+    if (scratch_) cudaFree(scratch_);
+    scratch_ = nullptr;
+    scratch_bytes_ = 0;
+    const size_t want = bytes + bytes / 4;   // some room, so a slightly longer batch does not grow it again
+    if (cudaError_t e = cudaMalloc(&scratch_, want); e != cudaSuccess) {
+        cudaGetLastError();   // not sticky: the next launch's check should not see it
+        scratch_ = nullptr;
+        if (scratch_error_.empty())
+            scratch_error_ = cuda_error(("allocating " + std::to_string(want) + " bytes of CUDA scratch").c_str(), e).message;
+        return nullptr;
+    }
+    scratch_bytes_ = want;
+    return scratch_;
+}
+
 status device::finish() {
+    if (!scratch_error_.empty()) {
+        const std::string why = std::exchange(scratch_error_, {});
+        cudaStreamSynchronize(as_stream(stream_));
+        return fail(why);
+    }
     if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_error("launching a CUDA kernel", e);
     if (cudaError_t e = cudaStreamSynchronize(as_stream(stream_)); e != cudaSuccess)
         return cuda_error("running the CUDA kernels", e);

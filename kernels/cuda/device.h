@@ -32,13 +32,23 @@ public:
     const device_info & info() const { return info_; }
     // The cudaStream_t the operations are queued on.
     void * stream() const { return stream_; }
-    // Waits for everything queued; the first error of a launch or a copy, with the runtime's text.
+    // Waits for everything queued; the first error of a launch or a copy, with the runtime's text,
+    // or of a scratch allocation.
     status finish();
+
+    // Device memory of at least `bytes` that an operation uses between its kernels (the q8_K form
+    // of a product's activations), owned by the device and reused by the next operation. Growing
+    // it first waits for the queued work that may still read the old one. nullptr where it cannot
+    // be allocated: the operation then queues nothing and finish() returns the error.
+    void * scratch(size_t bytes);
 
 private:
     device() = default;
     device_info info_;
     void * stream_ = nullptr;
+    void * scratch_ = nullptr;
+    size_t scratch_bytes_ = 0;
+    std::string scratch_error_;   // the failed allocation finish() reports
 };
 
 // Device memory of a fixed size. Copies are queued on the device's stream: upload returns once

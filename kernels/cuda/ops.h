@@ -21,11 +21,13 @@ class buffer;
 
 using weight_buffer = weight_in<buffer>;   // a weight matrix in a device buffer
 
-// Whether matmul takes weights of this type (q8_0, q4_0, f16, f32). q8_0 and q4_0 rows are whole
-// 32-element blocks; f16 and f32 rows may be any length.
+// Whether matmul takes weights of this type (formats.h declares_weight: q8_0, q4_0, q5_0, q4_K, q6_K,
+// f16, f32). q8_0, q4_0 and q5_0 rows are whole 32-element blocks, q4_K and q6_K rows whole
+// 256-element super-blocks; f16 and f32 rows may be any length.
 bool supports_weight(tensor_type t);
 
-// Whether the products with this weight type take their activations quantized to q8_0 (q8_0, q4_0).
+// Whether the products with this weight type take their activations quantized to q8_0 (q8_0, q4_0,
+// q5_0). q4_K and q6_K take q8_K, which matmul makes itself from x in the device's scratch.
 bool takes_q8_0_activations(tensor_type t);
 // Bytes of n_tokens rows of n_cols activations in q8_0 (n_cols % 32 == 0): per block of 32 an f32
 // scale (the value of the CPU's f16 scale) and 32 int8.
@@ -33,7 +35,10 @@ size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols);
 void quantize_q8_0(const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
 
 // y[t][r] = w row r . x[t]; x: [n_tokens][n_cols], y: [n_tokens][n_rows]; x_q8 required for the
-// types that take q8_0 activations; f16 weights meet x rounded to f16, summed in double.
+// types that take q8_0 activations (ignored by the others); q4_K and q6_K products quantize x to
+// q8_K first, as the CPU's quantize_row; f16 weights meet x rounded to f16, summed in double.
+// Quantized products sum each block's integers exactly as the CPU's vec_dot and scale them as it
+// does; only the f32 sum over the blocks runs in another order.
 void matmul(const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens, const buffer * x_q8 = nullptr);
 
 // Expert products of a mixture of experts: y[t][j] ([n_tokens][n_used][expert_rows]) = rows

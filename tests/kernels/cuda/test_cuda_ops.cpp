@@ -20,56 +20,23 @@
 #include "kernels/ops.h"
 #include "kernels/quant.h"
 #include "kernels/thread_pool.h"
+#include "tests/kernels/cuda/cuda_test_device.h"
 #include "tests/kernels/quant_test_util.h"
 #include "tests/skip.h"
 
 namespace k = hearth::kernels;
 namespace kc = hearth::kernels::cuda;
 using k::tensor_type;
+using kc::test::download;
+using kc::test::test_device;
+using kc::test::upload;
+using kc::test::zeros;
 
 namespace {
 
-bool present() {
-    const char * p = std::getenv("HEARTH_CUDA_PRESENT");
-    return p && std::string(p) == "1";
-}
-
-// The process's device, or nullptr with the reason given once.
-kc::device * test_device() {
-    static std::string why;
-    static std::unique_ptr<kc::device> dev = [] {
-        auto d = kc::device::create();
-        if (!d) {
-            why = d.message();
-            return std::unique_ptr<kc::device>();
-        }
-        std::printf("cuda test device: %s (sm_%d%d)\n", (*d)->info().name.c_str(), (*d)->info().cc_major,
-                    (*d)->info().cc_minor);
-        return std::move(*d);
-    }();
-    // scripts/gpu-check sets HEARTH_CUDA_PRESENT=1: there a missing device is a failure.
-    if (!dev && present()) FAIL("HEARTH_CUDA_PRESENT=1 but no CUDA device: " << why);
-    if (!dev) ::hearth::test::skip("no CUDA device here: " + why);
-    return dev.get();
-}
-
-template <class T>
-kc::buffer upload(kc::device & d, const std::vector<T> & v) {
-    auto b = kc::buffer::create(d, std::max<size_t>(v.size() * sizeof(T), 4));
-    REQUIRE(b.has_value());
-    REQUIRE(b->upload(v.data(), v.size() * sizeof(T)).has_value());
-    return std::move(*b);
-}
-
-kc::buffer zeros(kc::device & d, size_t bytes) { return upload(d, std::vector<uint8_t>(std::max<size_t>(bytes, 4), 0)); }
-
-template <class T>
-std::vector<T> download(kc::device & d, const kc::buffer & b, size_t n) {
-    REQUIRE(d.finish().has_value());
-    std::vector<T> out(n);
-    REQUIRE(b.download(out.data(), n * sizeof(T)).has_value());
-    return out;
-}
+// The weight types of the pinned Q4_K_M models (q4_K, q5_0, q6_K, q8_0, f32 norms), q4_0 and f16.
+constexpr tensor_type k_weight_types[] = {tensor_type::q4_k, tensor_type::q5_0, tensor_type::q6_k, tensor_type::q8_0,
+                                          tensor_type::q4_0, tensor_type::f16,  tensor_type::f32};
 
 double max_rel(const std::vector<float> & got, const std::vector<float> & want) {
     double worst = 0;
@@ -110,16 +77,21 @@ void route_cpu(const std::vector<float> & logits, int64_t n_tokens, int64_t n_ex
 
 }  // namespace
 
-TEST_CASE("cuda matmul: q8_0, q4_0, f16, f32 against kernels::matmul, 1, 7 and 512 tokens", "[kernels][cuda]") {
+TEST_CASE("cuda matmul: every weight type it declares against kernels::matmul, 1, 7, 13 and 512 tokens",
+          "[kernels][cuda]") {
     kc::device * dev = test_device();
     if (!dev) return;
-    const int64_t n_tokens = GENERATE(1, 7, 512);
+    const int64_t n_tokens = GENERATE(1, 7, 13, 512);
     const int64_t n_rows = GENERATE(1, 67, 130);
-    const int64_t n_cols = GENERATE(172, 256, 768);
+    // 172: a tail (plain types only); 256: one super-block; 768: three (a group idle); 896: 28
+    // blocks of 32 (Qwen2.5-Coder 0.5B's width: q5_0 and q8_0 there, no K-quant); 1280: five
+    // super-blocks (the groups go round twice).
+    const int64_t n_cols = GENERATE(172, 256, 768, 896, 1280);
     k::thread_pool pool(1);
     k::matmul_context ctx;
-    for (const tensor_type t : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::f16, tensor_type::f32}) {
-        if (n_cols % 32 != 0 && kc::takes_q8_0_activations(t)) continue;
+    for (const tensor_type t : k_weight_types) {
+        if (n_cols % k::tensor_type_info(t).block_size != 0) continue;
+        REQUIRE(kc::supports_weight(t));
         INFO("type " << k::tensor_type_info(t).name << " tokens " << n_tokens << " rows " << n_rows << " cols " << n_cols);
         const size_t row_bytes = k::row_size(t, n_cols);
         std::vector<uint8_t> m;
@@ -127,7 +99,14 @@ TEST_CASE("cuda matmul: q8_0, q4_0, f16, f32 against kernels::matmul, 1, 7 and 5
             const auto row = k::test::random_weight_row(t, n_cols, 23 + static_cast<uint32_t>(r));
             m.insert(m.end(), row.begin(), row.end());
         }
-        const auto x = k::test::random_floats(n_tokens * n_cols, 5);
+        auto x = k::test::random_floats(n_tokens * n_cols, 5);
+        // An all-zero first super-block of token 0 (q8_K: d = 0, no quant), and a magnitude tie of
+        // opposite signs as its second one's largest (the first of them sets q8_K's sign).
+        if (n_cols >= 256) std::fill(x.begin(), x.begin() + 256, 0.0f);
+        if (n_cols >= 512) {
+            x[300] = 9.0f;
+            x[301] = -9.0f;
+        }
         std::vector<float> cpu(static_cast<size_t>(n_tokens * n_rows));
         k::matmul({t, m.data(), n_rows, n_cols, row_bytes}, x.data(), n_tokens, cpu.data(), pool, ctx);
 
@@ -435,10 +414,10 @@ TEST_CASE("cuda matmul_experts: each pick's product is its expert's matmul, per 
     }
     ids[static_cast<size_t>(n_pairs - 1)] = ids[static_cast<size_t>(n_pairs - n_used)];
     auto idb = upload(*dev, ids);
-    for (const int64_t n_cols : {int64_t{172}, int64_t{256}})
-        for (const tensor_type t : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::f16, tensor_type::f32}) {
+    for (const int64_t n_cols : {int64_t{172}, int64_t{256}, int64_t{1280}})
+        for (const tensor_type t : k_weight_types) {
             const bool q8 = kc::takes_q8_0_activations(t);
-            if (n_cols % 32 != 0 && q8) continue;
+            if (n_cols % k::tensor_type_info(t).block_size != 0) continue;
             INFO("type " << k::tensor_type_info(t).name << " tokens " << n_tokens << " cols " << n_cols << " per pick "
                          << x_per_pick);
             const size_t row_bytes = k::row_size(t, n_cols);
