@@ -1,7 +1,6 @@
 #include "kernels/cuda/device_ops.h"
 
 #include <algorithm>
-#include <cassert>
 #include <string>
 #include <utility>
 
@@ -87,18 +86,15 @@ public:
         cuda::moe_combine(cu(x), cu(weights), cu(y), n_tokens, n_used, n);
     }
 
-    // An f16 cache only: the CUDA kernels for q8_0 and q4_0 caches are not written yet.
-    bool takes_cache(tensor_type t, int64_t n_embd_kv) const override { return t == tensor_type::f16 && n_embd_kv % 2 == 0; }
+    bool takes_cache(tensor_type t, int64_t n_embd_kv) const override { return cuda::takes_cache(t, n_embd_kv); }
     void kv_append(tensor_type type, const device_buffer & src, const device_buffer & cache, int32_t first_pos,
                    int64_t n_tokens, int64_t n_embd_kv) override {
-        assert(type == tensor_type::f16);
-        cuda::kv_append_f16(cu(src), cu(cache), first_pos, n_tokens, n_embd_kv);
+        cuda::kv_append(type, cu(src), cu(cache), first_pos, n_tokens, n_embd_kv);
     }
     void attention(tensor_type k_type, tensor_type v_type, const device_buffer & q, const device_buffer & k,
                    const device_buffer & v, const device_buffer & n_kv, const device_buffer & kv_start,
                    const device_buffer & scores, const device_buffer & out, const attention_shape & sh) override {
-        assert(k_type == tensor_type::f16 && v_type == tensor_type::f16);
-        cuda::attention_f16(cu(q), cu(k), cu(v), cu(n_kv), cu(kv_start), cu(scores), cu(out), sh);
+        cuda::attention(k_type, v_type, cu(q), cu(k), cu(v), cu(n_kv), cu(kv_start), cu(scores), cu(out), sh);
     }
 
     status finish() override { return dev_->finish(); }

@@ -1,7 +1,7 @@
 // What the CUDA backend runs, as constants: the weight types its matrix products decode and the
 // KV-cache types its kv_append and attention take. Plain C++ over kernels/tensor_type.h (no CUDA
 // header), so a build without CUDA can ask too (the offload planner's tests); cuda::supports_weight
-// answers from here.
+// and the device's takes_cache answer from here.
 // Thread-safety: constants.
 #pragma once
 
@@ -26,6 +26,8 @@ constexpr bool declares_weight(tensor_type t) {
 }
 
 // K and V rows of the cache (each of the two may be any of these).
-constexpr bool declares_cache(tensor_type t) { return t == tensor_type::f16; }
+constexpr bool declares_cache(tensor_type t) {
+    return t == tensor_type::f16 || t == tensor_type::q8_0 || t == tensor_type::q4_0;
+}
 
 }  // namespace hearth::kernels::cuda

@@ -77,13 +77,20 @@ void moe_route(const buffer & logits, const buffer & ids, const buffer & weights
 // (not x).
 void moe_combine(const buffer & x, const buffer & weights, const buffer & y, int64_t n_tokens, int64_t n_used, int64_t n);
 
-// Rows src[t] ([n_tokens][n_embd_kv] f32) into an f16 cache at positions first_pos + t, rounded to
-// nearest even as quantize_row(f16) rounds.
-void kv_append_f16(const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens, int64_t n_embd_kv);
+// Whether kv_append and attention take K or V rows of n_embd_kv values in this type: f16 (n_embd_kv
+// even), q8_0 and q4_0 (whole 32-value blocks); formats.h declares_cache.
+bool takes_cache(tensor_type t, int64_t n_embd_kv);
 
-// attention() of kernels/attention.h over an f16 cache; n_kv, kv_start: [n_tokens] int32; scores:
-// scratch of n_tokens * n_head * n_ctx floats (n_ctx >= every n_kv[t]); head_dim <= 256.
-void attention_f16(const buffer & q, const buffer & k, const buffer & v, const buffer & n_kv, const buffer & kv_start,
-                   const buffer & scores, const buffer & out, const attention_shape & shape);
+// Rows src[t] ([n_tokens][n_embd_kv] f32) into a cache of `type` at positions first_pos + t, the
+// bytes quantize_row(type) writes (f16 rounded to nearest even; q8_0 and q4_0 blocks as the CPU's).
+void kv_append(tensor_type type, const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens,
+               int64_t n_embd_kv);
+
+// attention() of kernels/attention.h over K rows in k_type and V rows in v_type (each as takes_cache);
+// n_kv, kv_start: [n_tokens] int32; scores: scratch of n_tokens * n_head * n_ctx floats (n_ctx >=
+// every n_kv[t]); head_dim <= 256. All f32: the softmax as the CPU's online path, up to float rounding.
+void attention(tensor_type k_type, tensor_type v_type, const buffer & q, const buffer & k, const buffer & v,
+               const buffer & n_kv, const buffer & kv_start, const buffer & scores, const buffer & out,
+               const attention_shape & shape);
 
 }  // namespace hearth::kernels::cuda

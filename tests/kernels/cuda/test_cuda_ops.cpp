@@ -178,7 +178,7 @@ TEST_CASE("cuda rms_norm, swiglu, add, rope and kv_append against the CPU", "[ke
 
     // K/V rows into an f16 cache at position 3: the CPU's f16 rounding, bit for bit.
     auto cache = zeros(*dev, static_cast<size_t>(n_tokens + 3) * n * sizeof(uint16_t));
-    kc::kv_append_f16(xb, cache, 3, n_tokens, n);
+    kc::kv_append(tensor_type::f16, xb, cache, 3, n_tokens, n);
     const auto rows = download<uint16_t>(*dev, cache, static_cast<size_t>(n_tokens + 3) * n);
     size_t mismatches = 0;
     for (size_t i = 0; i < x.size(); ++i) mismatches += rows[3 * n + i] != k::fp32_to_fp16(x[i]);
