@@ -154,7 +154,7 @@ bool takes_cache(tensor_type t, int64_t n_embd_kv) {
 
 void kv_append(tensor_type type, const buffer & src, const buffer & cache, int32_t first_pos, int64_t n_tokens,
                int64_t n_embd_kv) {
-    assert(n_tokens > 0 && first_pos >= 0 && takes_cache(type, n_embd_kv));
+    assert(n_tokens > 0 && n_tokens <= 65535 && first_pos >= 0 && takes_cache(type, n_embd_kv));   // grid.y
     assert(src.size() >= static_cast<size_t>(n_tokens * n_embd_kv) * sizeof(float));
     const cudaStream_t s = as_stream(src.dev().stream());
     const auto * x = static_cast<const float *>(src.data());
@@ -176,6 +176,7 @@ void attention(tensor_type k_type, tensor_type v_type, const buffer & q, const b
                const buffer & n_kv, const buffer & kv_start, const buffer & scores, const buffer & out,
                const attention_shape & p) {
     assert(p.head_dim > 0 && p.head_dim <= k_max_head_dim && p.n_head % p.n_head_kv == 0);
+    assert(p.n_tokens <= 65535);   // grid.y: one batch (n_batch <= 4096)
     assert(takes_cache(k_type, p.n_head_kv * p.head_dim) && takes_cache(v_type, p.n_head_kv * p.head_dim));
     assert(q.size() >= static_cast<size_t>(p.n_tokens * p.n_head * p.head_dim) * sizeof(float));
     assert(out.size() >= q.size());

@@ -458,6 +458,7 @@ void matmul(const weight_buffer & w, const buffer & x, const buffer & y, int64_t
     assert(!takes_q8_0_activations(w.type) || (x_q8 && x_q8->size() >= q8_0_activation_bytes(n_tokens, w.n_cols)));
     const void * act = activations(w, x, n_tokens, x_q8);
     if (!act) return;
+    assert((n_tokens + k_tokens - 1) / k_tokens <= k_max_grid_y);   // one batch (n_batch <= 4096) is far below
     const auto grid_y = static_cast<unsigned>((n_tokens + k_tokens - 1) / k_tokens);
     launch_product(w, x, act, y, grid_y, product_rows{nullptr, n_tokens, w.n_rows, 0, 0, 0, false});
 }

@@ -84,9 +84,10 @@ TEST_CASE("cuda matmul: every weight type it declares against kernels::matmul, 1
     const int64_t n_tokens = GENERATE(1, 7, 13, 512);
     const int64_t n_rows = GENERATE(1, 67, 130);
     // 172: a tail (plain types only); 256: one super-block; 768: three (a group idle); 896: 28
-    // blocks of 32 (Qwen2.5-Coder 0.5B's width: q5_0 and q8_0 there, no K-quant); 1280: five
+    // blocks of 32 (Qwen2.5-Coder 0.5B's width: q5_0 and q8_0 there, no K-quant); 800: 25 blocks
+    // of 32 (a row's last group of blocks partly idle, q8_0, q4_0 and q5_0); 1280: five
     // super-blocks (the groups go round twice).
-    const int64_t n_cols = GENERATE(172, 256, 768, 896, 1280);
+    const int64_t n_cols = GENERATE(172, 256, 768, 800, 896, 1280);
     k::thread_pool pool(1);
     k::matmul_context ctx;
     for (const tensor_type t : k_weight_types) {
