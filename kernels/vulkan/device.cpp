@@ -177,7 +177,14 @@ status device::init(const device_options & options) {
     caps_.shader_float16 = f12.shaderFloat16;
     caps_.shader_float64 = feats2.features.shaderFloat64;
     caps_.shader_int8 = f12.shaderInt8;
-    caps_.integer_dot_product = has_device_extension(physical_, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+    if (has_device_extension(physical_, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderIntegerDotProductFeatures idot{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+        VkPhysicalDeviceFeatures2 f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        f.pNext = &idot;
+        vkGetPhysicalDeviceFeatures2(physical_, &f);
+        caps_.integer_dot_product = idot.shaderIntegerDotProduct;
+    }
     caps_.max_workgroup_count_x = p.limits.maxComputeWorkGroupCount[0];
     for (uint32_t h = 0; h < memory_.memoryHeapCount; ++h)
         if (memory_.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
@@ -195,6 +202,7 @@ status device::init(const device_options & options) {
         caps_.timestamp_period_ns = fams[queue_family_].timestampValidBits ? p.limits.timestampPeriod : 0.0;
     }
     uses_subgroup_ = options.allow_subgroup && caps_.subgroup_arithmetic;
+    uses_integer_dot_ = options.allow_integer_dot && caps_.integer_dot_product;
 
     const float priority = 1.0f;
     VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -207,6 +215,16 @@ status device::init(const device_options & options) {
     VkPhysicalDeviceFeatures enabled{};
     enabled.shaderFloat64 = caps_.shader_float64 ? VK_TRUE : VK_FALSE;
     dci.pEnabledFeatures = &enabled;
+    // The integer dot product's extension and feature, for the _idot products (pipelines.cpp).
+    const char * idot_extension = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+    VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    if (uses_integer_dot_) {
+        idot.shaderIntegerDotProduct = VK_TRUE;
+        idot.pNext = const_cast<void *>(dci.pNext);
+        dci.pNext = &idot;
+        dci.enabledExtensionCount = 1;
+        dci.ppEnabledExtensionNames = &idot_extension;
+    }
     if (status s = vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice"); !s) return s;
     volkLoadDevice(device_);
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);

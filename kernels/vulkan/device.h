@@ -5,7 +5,9 @@
 // Invariants: the physical device has a compute queue and Vulkan 1.2; pipelines() holds, for each
 // operation, the subgroup variant where the device has subgroup arithmetic in compute shaders
 // (and it is allowed), the shared-memory variant otherwise; rms_norm and the f16 matmul sum in
-// double where the device has shaderFloat64, as the CPU does.
+// double where the device has shaderFloat64, as the CPU does; the products on quantized
+// activations use the device's integer dot product where it has one (and it is allowed), with
+// shaderIntegerDotProduct enabled, scalar multiply-adds otherwise (the same sums).
 // Thread-safety: one owner; the queue is used by one stream at a time.
 #pragma once
 
@@ -23,6 +25,7 @@ class pipeline_set;
 struct device_options {
     bool validation = false;       // VK_LAYER_KHRONOS_validation, messages counted
     bool allow_subgroup = true;    // false: the shared-memory variants even where subgroups exist
+    bool allow_integer_dot = true; // false: scalar multiply-adds even where integer dot products exist
     int32_t index = -1;            // physical device index; -1: the first discrete GPU, else integrated, else any
 };
 
@@ -35,7 +38,7 @@ struct device_caps {
     bool shader_float16;
     bool shader_float64;                // double in shaders (enabled where present: rms_norm sums in it)
     bool shader_int8;
-    bool integer_dot_product;           // VK_KHR_shader_integer_dot_product (not used yet)
+    bool integer_dot_product;           // VK_KHR_shader_integer_dot_product with shaderIntegerDotProduct
     bool host_visible_device_memory;    // device-local memory the host can map (integrated, unified)
     uint64_t device_local_bytes;        // the largest device-local heap
     double timestamp_period_ns;         // 0 where the queue has no timestamps
@@ -53,6 +56,7 @@ public:
 
     const device_caps & caps() const { return caps_; }
     bool uses_subgroup() const { return uses_subgroup_; }
+    bool uses_integer_dot() const { return uses_integer_dot_; }
 
     // Validation messages (warnings and errors) seen so far, and the last one's text.
     uint64_t validation_messages() const { return validation_messages_; }
@@ -92,6 +96,7 @@ private:
     VkPhysicalDeviceMemoryProperties memory_{};
     device_caps caps_{};
     bool uses_subgroup_ = false;
+    bool uses_integer_dot_ = false;
     std::unique_ptr<pipeline_set> pipelines_;
     uint64_t validation_messages_ = 0;
     std::string last_validation_message_;

@@ -1,8 +1,11 @@
 #include "kernels/vulkan/device_ops.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "kernels/vulkan/buffer.h"
 #include "kernels/vulkan/ops.h"
@@ -46,7 +49,11 @@ public:
     void matmul(const device_weight & w, const device_buffer & x, const device_buffer & y, int64_t n_tokens,
                 const device_buffer * x_q8) override {
         const weight_buffer wb{&vk(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
-        vulkan::matmul(stream_, wb, vk(x), vk(y), n_tokens, x_q8 ? &vk(*x_q8) : nullptr);
+        const buffer * q8 = vulkan::takes_q8_k_activations(w.type) ? q8_k_for(vk(x), n_tokens, w.n_cols)
+                            : x_q8                                  ? &vk(*x_q8)
+                                                                    : nullptr;
+        if (vulkan::takes_q8_k_activations(w.type) && !q8) return;   // no memory: finish() reports it
+        vulkan::matmul(stream_, wb, vk(x), vk(y), n_tokens, q8);
     }
     void rms_norm(const device_buffer & x, const device_buffer * w, const device_buffer & y, int64_t n_tokens, int64_t n,
                   float eps) override {
@@ -85,8 +92,12 @@ public:
                         const device_buffer & ids, const device_buffer & y, int64_t n_tokens, int64_t n_used,
                         const device_buffer * x_q8) override {
         const weight_buffer wb{&vk(*w.data), w.type, w.n_rows, w.n_cols, w.row_bytes};
-        vulkan::matmul_experts(stream_, wb, expert_rows, vk(x), x_per_pick, vk(ids), vk(y), n_tokens, n_used,
-                               x_q8 ? &vk(*x_q8) : nullptr);
+        const buffer * q8 = vulkan::takes_q8_k_activations(w.type)
+                                ? q8_k_for(vk(x), x_per_pick ? n_tokens * n_used : n_tokens, w.n_cols)
+                            : x_q8 ? &vk(*x_q8)
+                                   : nullptr;
+        if (vulkan::takes_q8_k_activations(w.type) && !q8) return;   // no memory: finish() reports it
+        vulkan::matmul_experts(stream_, wb, expert_rows, vk(x), x_per_pick, vk(ids), vk(y), n_tokens, n_used, q8);
     }
     void moe_combine(const device_buffer & x, const device_buffer & weights, const device_buffer & y, int64_t n_tokens,
                      int64_t n_used, int64_t n) override {
@@ -103,19 +114,71 @@ public:
         vulkan::attention(stream_, k_type, v_type, vk(q), vk(k), vk(v), vk(n_kv), vk(kv_start), vk(scores), vk(out), sh);
     }
 
-    status finish() override { return stream_.finish(); }
+    status finish() override {
+        status s = stream_.finish();
+        retired_.clear();
+        q8_k_of_ = {};
+        if (s && !q8_k_error_.empty()) s = fail(q8_k_error_);
+        q8_k_error_.clear();
+        return s;
+    }
 
 private:
+    // The q8_K form of x's first n_rows rows (n_cols each), for a K-quant product: quantized into
+    // the backend's own scratch buffer, so the interface's activation form (q8_0) stays the only one
+    // its callers make. Consecutive products of the same x (Q, K and V; gate and up) share one
+    // quantization: nothing was recorded since the last one, so x is unchanged. Null where the
+    // scratch cannot grow (the error is finish()'s).
+    const buffer * q8_k_for(const buffer & x, int64_t n_rows, int64_t n_cols) {
+        const q8_k_key key{x.handle(), n_rows, n_cols, stream_.dispatches()};
+        if (q8_k_ && key == q8_k_of_) {
+            ++q8_k_of_.dispatches;   // this product too
+            return &*q8_k_;
+        }
+        const size_t bytes = vulkan::q8_k_activation_bytes(n_rows, n_cols);
+        if (!q8_k_ || q8_k_->size() < bytes) {
+            auto b = buffer::create(*dev_, bytes);
+            if (!b) {
+                if (q8_k_error_.empty()) q8_k_error_ = "the q8_K activations' scratch buffer: " + b.message();
+                return nullptr;
+            }
+            // A dispatch recorded earlier in this batch may still read the old one.
+            if (q8_k_) retired_.push_back(std::move(*q8_k_));
+            q8_k_.emplace(std::move(*b));
+        }
+        vulkan::quantize_q8_k(stream_, x, *q8_k_, n_rows, n_cols);
+        // The product that follows is recorded next: the same x at this count is still this one.
+        q8_k_of_ = {x.handle(), n_rows, n_cols, stream_.dispatches() + 1};
+        return &*q8_k_;
+    }
+
+    struct q8_k_key {
+        VkBuffer x = VK_NULL_HANDLE;
+        int64_t n_rows = 0;
+        int64_t n_cols = 0;
+        uint32_t dispatches = 0;   // the stream's count after the product that read it
+        bool operator==(const q8_k_key &) const = default;
+    };
+
     std::unique_ptr<device> dev_;
     stream stream_;
     buffer gelu_table_;   // make_gelu_table: gelu() reads the CPU's table
     std::string name_;
+    std::optional<buffer> q8_k_;    // the K-quant products' q8_K activations (q8_k_for)
+    q8_k_key q8_k_of_;              // what q8_k_ holds, and until which dispatch count
+    std::vector<buffer> retired_;   // outgrown scratch buffers, kept until finish()
+    std::string q8_k_error_;
 };
 
 }  // namespace
 
 result<std::unique_ptr<device_ops>> make_device_ops(const device_options & options) {
-    auto dev = device::create(options);
+    device_options opts = options;
+    // HEARTH_VULKAN_INTEGER_DOT=0: the scalar integer sums even where the device has integer dot
+    // products (the same results; a check, or a way around a driver's fault).
+    if (const char * env = std::getenv("HEARTH_VULKAN_INTEGER_DOT"); env && std::strcmp(env, "0") == 0)
+        opts.allow_integer_dot = false;
+    auto dev = device::create(opts);
     if (!dev) return fail("no Vulkan device: ", dev.message());
     auto st = stream::create(**dev);
     if (!st) return st.error();

@@ -1,5 +1,5 @@
 // The weight products and the decoding check: dequantize(), matmul() and the experts' products
-// (matmul_experts()) for each weight type.
+// (matmul_experts()) for each weight type, and the activations' q8_0 and q8_K forms.
 #include <algorithm>
 #include <cassert>
 #include <string>
@@ -54,6 +54,17 @@ size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols) {
     return static_cast<size_t>(n_tokens * (n_cols / 32)) * 9 * sizeof(uint32_t);
 }
 
+bool takes_q8_k_activations(tensor_type t) { return t == tensor_type::q4_k || t == tensor_type::q6_k; }
+
+size_t q8_k_activation_bytes(int64_t n_tokens, int64_t n_cols) {
+    return static_cast<size_t>(n_tokens) * row_size(tensor_type::q8_k, n_cols);
+}
+
+// The bytes of the quantized activations a product with this weight type reads (asserts only).
+[[maybe_unused]] static size_t activation_bytes(tensor_type t, int64_t n_tokens, int64_t n_cols) {
+    return takes_q8_k_activations(t) ? q8_k_activation_bytes(n_tokens, n_cols) : q8_0_activation_bytes(n_tokens, n_cols);
+}
+
 void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols) {
     assert(n_tokens > 0 && n_cols > 0 && n_cols % 32 == 0);
     assert(x.size() >= static_cast<size_t>(n_tokens * n_cols) * sizeof(float));
@@ -63,6 +74,16 @@ void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_
     const uint32_t total = (n_blocks + k_wg - 1) / k_wg;
     const uint32_t gx = std::min(total, s.dev().caps().max_workgroup_count_x);
     s.dispatch(s.dev().pipelines().get("quantize_q8_0"), {&x, &x_q8}, &push, gx, (total + gx - 1) / gx);
+}
+
+void quantize_q8_k(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols) {
+    assert(n_tokens > 0 && n_cols > 0 && n_cols % 256 == 0);
+    assert(x.size() >= static_cast<size_t>(n_tokens * n_cols) * sizeof(float));
+    assert(x_q8.size() >= q8_k_activation_bytes(n_tokens, n_cols));
+    const uint32_t n_blocks = static_cast<uint32_t>(n_tokens * n_cols / 256);   // a workgroup each
+    const quantize_push push{n_blocks};
+    const uint32_t gx = std::min(n_blocks, s.dev().caps().max_workgroup_count_x);
+    s.dispatch(s.dev().pipelines().get("quantize_q8_k"), {&x, &x_q8}, &push, gx, (n_blocks + gx - 1) / gx);
 }
 
 void dequantize(stream & s, const weight_buffer & w, const buffer & out) {
@@ -80,8 +101,8 @@ void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer 
     check_weight(w);
     assert(n_tokens > 0);
     assert(x.size() >= static_cast<size_t>(n_tokens * w.n_cols) * sizeof(float));
-    const bool q8 = takes_q8_0_activations(w.type);
-    assert(!q8 || (x_q8 && x_q8->size() >= q8_0_activation_bytes(n_tokens, w.n_cols)));
+    const bool q8 = takes_q8_0_activations(w.type) || takes_q8_k_activations(w.type);
+    assert(!q8 || (x_q8 && x_q8->size() >= activation_bytes(w.type, n_tokens, w.n_cols)));
     assert(y.size() >= static_cast<size_t>(n_tokens * w.n_rows) * sizeof(float));
     // Rows spread over x and y so that a vocabulary-sized output stays within the group limits.
     const uint32_t rows = static_cast<uint32_t>(w.n_rows);
@@ -101,8 +122,8 @@ void matmul_experts(stream & s, const weight_buffer & w, int64_t expert_rows, co
     const int64_t n_picks = n_tokens * n_used;
     const int64_t x_rows = x_per_pick ? n_picks : n_tokens;
     assert(x.size() >= static_cast<size_t>(x_rows * w.n_cols) * sizeof(float));
-    const bool q8 = takes_q8_0_activations(w.type);
-    assert(!q8 || (x_q8 && x_q8->size() >= q8_0_activation_bytes(x_rows, w.n_cols)));
+    const bool q8 = takes_q8_0_activations(w.type) || takes_q8_k_activations(w.type);
+    assert(!q8 || (x_q8 && x_q8->size() >= activation_bytes(w.type, x_rows, w.n_cols)));
     assert(ids.size() >= static_cast<size_t>(n_picks) * sizeof(int32_t));
     assert(y.size() >= static_cast<size_t>(n_picks * expert_rows) * sizeof(float));
     (void)x_rows;

@@ -40,9 +40,15 @@ size_t q8_0_activation_bytes(int64_t n_tokens, int64_t n_cols);
 // x: [n_tokens][n_cols] f32 to that form, rounded as kernels::quantize_row(q8_0) rounds.
 void quantize_q8_0(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
 
+// The same for q8_K, which the CPU's K-quant products take (q4_K, q6_K): the form is the bytes
+// kernels::quantize_row(q8_k) writes (n_cols % 256 == 0), and matmul() reads it from x_q8.
+bool takes_q8_k_activations(tensor_type t);
+size_t q8_k_activation_bytes(int64_t n_tokens, int64_t n_cols);
+void quantize_q8_k(stream & s, const buffer & x, const buffer & x_q8, int64_t n_tokens, int64_t n_cols);
+
 // y[t][r] = w row r . x[t]; x: [n_tokens][n_cols] f32, y: [n_tokens][n_rows] f32. The activations
-// meet the weights as on the CPU: quantized to q8_0 (x_q8, required for those types), rounded
-// to f16 for f16 weights, f32 for the K-quants (the CPU's q8_K: not mirrored yet) and f32.
+// meet the weights as on the CPU: quantized to q8_0 or q8_K (x_q8, required for those types, in
+// the form the type takes), rounded to f16 for f16 weights, f32 for f32.
 void matmul(stream & s, const weight_buffer & w, const buffer & x, const buffer & y, int64_t n_tokens,
             const buffer * x_q8 = nullptr);
 
@@ -83,7 +89,7 @@ void moe_route(stream & s, const buffer & logits, const buffer & ids, const buff
                int64_t n_expert, int64_t n_used);
 // y[t][j] = rows of expert ids[t][j] (expert_rows of them, stacked in w) times x[t], or x[t][j]
 // with x_per_pick; y: [n_tokens][n_used][expert_rows]. Each product is matmul()'s of that
-// sub-matrix, with its activations (x_q8 for the q8_0 types, over all rows of x).
+// sub-matrix, with its activations (x_q8 for the q8_0 and q8_K types, over all rows of x).
 void matmul_experts(stream & s, const weight_buffer & w, int64_t expert_rows, const buffer & x, bool x_per_pick,
                     const buffer & ids, const buffer & y, int64_t n_tokens, int64_t n_used,
                     const buffer * x_q8 = nullptr);

@@ -16,6 +16,7 @@ struct op_spec {
     uint32_t push_bytes;
     bool has_subgroup_variant;
     bool has_f64_variant = false;   // sums the CPU takes in double (<name>_f64, preferred where the device has it)
+    bool has_idot_variant = false;  // integer sums (<name>[_subgroup]_idot, where the device uses integer dot products)
 };
 
 constexpr op_spec k_ops[] = {
@@ -26,19 +27,19 @@ constexpr op_spec k_ops[] = {
     {"dequant_q4_k", 2, sizeof(dequant_push), false},
     {"dequant_q6_k", 2, sizeof(dequant_push), false},
     {"dequant_f16", 2, sizeof(dequant_push), false},
-    {"matmul_q8_0", 3, sizeof(matmul_push), true},
-    {"matmul_q4_0", 3, sizeof(matmul_push), true},
+    {"matmul_q8_0", 3, sizeof(matmul_push), true, false, true},
+    {"matmul_q4_0", 3, sizeof(matmul_push), true, false, true},
     {"matmul_f32", 3, sizeof(matmul_push), true},
-    {"matmul_q5_0", 3, sizeof(matmul_push), true},
-    {"matmul_q4_k", 3, sizeof(matmul_push), true},
-    {"matmul_q6_k", 3, sizeof(matmul_push), true},
+    {"matmul_q5_0", 3, sizeof(matmul_push), true, false, true},
+    {"matmul_q4_k", 3, sizeof(matmul_push), true, false, true},
+    {"matmul_q6_k", 3, sizeof(matmul_push), true, false, true},
     {"matmul_f16", 3, sizeof(matmul_push), true, true},
-    {"matmul_experts_q8_0", 4, sizeof(matmul_experts_push), true},
-    {"matmul_experts_q4_0", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q8_0", 4, sizeof(matmul_experts_push), true, false, true},
+    {"matmul_experts_q4_0", 4, sizeof(matmul_experts_push), true, false, true},
     {"matmul_experts_f32", 4, sizeof(matmul_experts_push), true},
-    {"matmul_experts_q5_0", 4, sizeof(matmul_experts_push), true},
-    {"matmul_experts_q4_k", 4, sizeof(matmul_experts_push), true},
-    {"matmul_experts_q6_k", 4, sizeof(matmul_experts_push), true},
+    {"matmul_experts_q5_0", 4, sizeof(matmul_experts_push), true, false, true},
+    {"matmul_experts_q4_k", 4, sizeof(matmul_experts_push), true, false, true},
+    {"matmul_experts_q6_k", 4, sizeof(matmul_experts_push), true, false, true},
     {"matmul_experts_f16", 4, sizeof(matmul_experts_push), true, true},
     {"rms_norm", 3, sizeof(rms_norm_push), true, true},
     {"layer_norm", 4, sizeof(layer_norm_push), true, true},
@@ -53,6 +54,7 @@ constexpr op_spec k_ops[] = {
     {"moe_route", 3, sizeof(moe_route_push), false, true},
     {"moe_combine", 3, sizeof(moe_combine_push), false},
     {"quantize_q8_0", 2, sizeof(quantize_push), false},
+    {"quantize_q8_k", 2, sizeof(quantize_push), false},
     {"kv_append_f16", 2, sizeof(kv_append_push), false},
     {"kv_append_q8_0", 2, sizeof(kv_append_push), false},
     {"kv_append_q4_0", 2, sizeof(kv_append_push), false},
@@ -121,6 +123,7 @@ result<std::unique_ptr<pipeline_set>> pipeline_set::create(const device & dev) {
         if (op.has_subgroup_variant && dev.uses_subgroup()) shader += "_subgroup";
         // The sums the CPU takes in double, in double where the device has it: its result to the bit.
         if (op.has_f64_variant && dev.caps().shader_float64) shader = std::string(op.name) + "_f64";
+        if (op.has_idot_variant && dev.uses_integer_dot()) shader += "_idot";
         const auto words = find_shader(shader);
         if (words.empty()) return fail("no embedded shader '", shader, "'");
         pipeline & p = set->pipelines_[op.name];

@@ -1,7 +1,9 @@
 // The compute pipelines of the embedded shaders, one per operation and weight type, built once
 // for a device. Every shader binds only storage buffers (0..n_buffers-1, in set 0) and takes one
 // push-constant block (push_constants.h). For an operation with a subgroup variant the set holds
-// the variant the device uses (device::uses_subgroup()), under the operation's plain name.
+// the variant the device uses (device::uses_subgroup()), and for the products on quantized
+// activations the integer-dot one where the device uses it (device::uses_integer_dot()), under
+// the operation's plain name.
 // Thread-safety: immutable after create().
 #pragma once
 

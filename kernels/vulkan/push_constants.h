@@ -32,8 +32,8 @@ struct matmul_experts_push { // shaders/matmul.comp with HEARTH_EXPERTS: y[q][r]
     uint32_t x_per_pick;     // 1: activation row q' = q; 0: q' = q / n_used (the pick's token)
 };
 
-struct quantize_push {       // shaders/quantize_q8_0.comp
-    uint32_t n_blocks;
+struct quantize_push {       // shaders/quantize_q8_0.comp, quantize_q8_k.comp
+    uint32_t n_blocks;       // of 32 (q8_0) or 256 (q8_K) values
 };
 
 struct rms_norm_push {       // shaders/rms_norm.comp

@@ -42,6 +42,39 @@ uint float_to_half(float f) {   // round to nearest even; NaN keeps its top payl
     return sign | (r >> 13);
 }
 
+// a / b rounded to nearest, as the CPU's division rounds it: Vulkan lets a device's division be
+// 2.5 ulp off (lavapipe's is exact; GPUs' often are not), and a quantization's scale must be the
+// CPU's to the bit. Of the quotient and its 3 neighbours either side, the one whose remainder
+// a - q * b is least is the rounded quotient; the remainders are exact (Dekker's product, every
+// step precise so nothing is fused). No overflow, underflow or division by zero.
+float remainder_exact(float a, float b, float q) {
+    precise float qs = q * 4097.0;   // Veltkamp: q = qh + ql, b = bh + bl, 12 bits each
+    precise float qh = qs - (qs - q);
+    precise float ql = q - qh;
+    precise float bs = b * 4097.0;
+    precise float bh = bs - (bs - b);
+    precise float bl = b - bh;
+    precise float prod = q * b;
+    precise float err = ((qh * bh - prod) + qh * bl + ql * bh) + ql * bl;   // q * b - prod, exact
+    precise float r = (a - prod) - err;
+    return r;
+}
+float div_rn(float a, float b) {
+    precise float q0 = a / b;
+    float best = q0;
+    float best_r = abs(remainder_exact(a, b, q0));
+    for (int k = -3; k <= 3; ++k) {
+        if (k == 0) continue;
+        const float q = uintBitsToFloat(uint(int(floatBitsToUint(q0)) + k));
+        const float r = abs(remainder_exact(a, b, q));
+        if (r < best_r) {
+            best = q;
+            best_r = r;
+        }
+    }
+    return best;
+}
+
 // exp(x) as the CPU's SiLU takes it (kernels/ops_simd.cpp exp_ggml): the same polynomial, fma for
 // fma, so where the device fuses fma() (lavapipe does) the result is the CPU's bit for bit.
 float pow2i(int n) { return uintBitsToFloat(uint(n + 127) << 23); }   // -126 <= n <= 127

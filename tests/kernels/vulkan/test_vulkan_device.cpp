@@ -19,6 +19,9 @@ TEST_CASE("vulkan: every shader is embedded as SPIR-V", "[kernels][vulkan]") {
         CHECK(s.words[0] == 0x07230203u);   // the SPIR-V magic number
     }
     CHECK(kv::find_shader("matmul_q4_k_subgroup").size() > 0);
+    CHECK(kv::find_shader("matmul_q4_k_subgroup_idot").size() > 0);
+    CHECK(kv::find_shader("matmul_experts_q8_0_idot").size() > 0);
+    CHECK(kv::find_shader("quantize_q8_k").size() > 0);
     CHECK(kv::find_shader("no_such_shader").empty());
 }
 
@@ -34,9 +37,15 @@ TEST_CASE("vulkan: the device reports itself and builds every pipeline with vali
                     c.integer_dot_product, static_cast<unsigned long long>(c.device_local_bytes >> 20),
                     c.timestamp_period_ns > 0 ? "yes" : "no");
         CHECK(!c.name.empty());
-        CHECK(td.dev->pipelines().size() == 46);   // every entry of pipelines.cpp k_ops
-        CHECK(td.dev->uses_subgroup() == (td.label == "subgroup"));
+        CHECK(td.dev->pipelines().size() == 47);   // every entry of pipelines.cpp k_ops
+        CHECK(td.dev->uses_subgroup() == td.label.starts_with("subgroup"));
+        CHECK(td.dev->uses_integer_dot() == c.integer_dot_product);   // used where the device has them
         kv::test::require_validation_silent(td);
+    }
+    for (const auto * td : kv::test::product_devices()) {   // the integer-dot and the scalar products both build
+        INFO(td->label);
+        CHECK(td->dev->uses_integer_dot() == (td->label.find("integer dot") != std::string::npos));
+        kv::test::require_validation_silent(*td);
     }
 }
 

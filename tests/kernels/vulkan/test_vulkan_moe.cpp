@@ -91,7 +91,9 @@ TEST_CASE("vulkan moe_route picks the CPU's experts, ties to the lower id, with 
     }
 }
 
-TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert's rows", "[kernels][vulkan]") {
+TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert's rows; integer dot products "
+          "equal to the scalar sums",
+          "[kernels][vulkan]") {
     if (!kv::test::have_device()) return;
     const int64_t n_tokens = GENERATE(1, 5);
     const bool x_per_pick = GENERATE(false, true);
@@ -105,8 +107,10 @@ TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert'
     k::matmul_context ctx;
     const tensor_type types[] = {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_0, tensor_type::q4_k,
                                  tensor_type::q6_k, tensor_type::f16, tensor_type::f32};
-    for (auto & td : kv::test::test_devices()) {
-        for (const tensor_type t : types) {
+    for (const tensor_type t : types) {
+        std::vector<float> by_mode[2][2];   // per (subgroup, integer dot)
+        for (auto * tdp : kv::test::product_devices()) {
+            auto & td = *tdp;
             INFO("type " << k::tensor_type_info(t).name << " tokens " << n_tokens << " per pick " << x_per_pick << " "
                          << td.label);
             // Whole super-blocks; the plain types a row that ends mid-chunk (the shader's tail).
@@ -119,16 +123,19 @@ TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert'
                 const auto row = k::test::random_weight_row(t, n_cols, 300 + static_cast<uint32_t>(r));
                 m.insert(m.end(), row.begin(), row.end());
             }
-            const bool q8 = kv::takes_q8_0_activations(t);
+            const bool q8_k = kv::takes_q8_k_activations(t);
+            const bool q8 = kv::takes_q8_0_activations(t) || q8_k;
             auto w = kv::test::upload(*td.dev, m);
             auto xb = kv::test::upload(*td.dev, x);
-            auto xq = kv::test::zeros(*td.dev, kv::q8_0_activation_bytes(x_rows, n_cols));
+            auto xq = kv::test::zeros(*td.dev, q8_k ? kv::q8_k_activation_bytes(x_rows, n_cols)
+                                                    : kv::q8_0_activation_bytes(x_rows, n_cols));
             auto ib = kv::test::upload(*td.dev, ids);
             auto yb = kv::test::zeros(*td.dev, static_cast<size_t>(n_picks * expert_rows) * sizeof(float));
             // The device's matmul of each expert's rows (a buffer of their own) over every row of x.
             std::vector<kv::buffer> experts, dense;
             auto s = kv::test::new_stream(*td.dev);
-            if (q8) kv::quantize_q8_0(s, xb, xq, x_rows, n_cols);
+            if (q8 && !q8_k) kv::quantize_q8_0(s, xb, xq, x_rows, n_cols);
+            if (q8_k) kv::quantize_q8_k(s, xb, xq, x_rows, n_cols);
             const kv::weight_buffer wb{&w, t, n_expert * expert_rows, n_cols, row_bytes};
             kv::matmul_experts(s, wb, expert_rows, xb, x_per_pick, ib, yb, n_tokens, n_used, q8 ? &xq : nullptr);
             for (int64_t e = 0; e < n_expert; ++e) {
@@ -142,6 +149,7 @@ TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert'
                            dense[static_cast<size_t>(e)], x_rows, q8 ? &xq : nullptr);
             kv::test::run(s);
             const auto got = kv::test::download<float>(yb, static_cast<size_t>(n_picks * expert_rows));
+            by_mode[td.dev->uses_subgroup()][td.dev->uses_integer_dot()] = got;
 
             size_t not_dense = 0;
             double worst_cpu = 0;
@@ -164,10 +172,12 @@ TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert'
                         w_abs += std::fabs(wrow[c]);
                         amax = std::max(amax, static_cast<double>(std::fabs(x[xr * n_cols + c])));
                     }
-                    // As the matmul test: 1e-5 of sum|w x| where the device converts the
-                    // activations as the CPU does (q8_0, f16), the q8 rounding bound otherwise.
+                    // As the matmul test: 1e-5 of sum|w x| (the K-quants 1e-6) where the device
+                    // converts the activations as the CPU does (q8_0, q8_K, f16), the q8 rounding
+                    // bound for f32 weights.
                     const bool mirrors_cpu = q8 || t == tensor_type::f16;
-                    const double tol = mirrors_cpu ? 1e-5 * abs_sum + 1e-30 : w_abs * amax / 127.0 + 1e-5 * abs_sum;
+                    const double rel = q8_k ? 1e-6 : 1e-5;
+                    const double tol = mirrors_cpu ? rel * abs_sum + 1e-30 : w_abs * amax / 127.0 + 1e-5 * abs_sum;
                     const double diff = std::fabs(g - static_cast<double>(cpu[static_cast<size_t>(r)]));
                     if (mirrors_cpu) worst_cpu = std::max(worst_cpu, diff / (abs_sum + 1e-30));
                     if (diff > tol) FAIL_CHECK("pick " << q << " row " << r << ": " << g << " vs CPU " << cpu[r]);
@@ -177,8 +187,17 @@ TEST_CASE("vulkan matmul_experts: each pick's product is matmul's of its expert'
             if (q8 || t == tensor_type::f16)
                 kv::test::report(std::string("matmul_experts ") + std::string(k::tensor_type_info(t).name) +
                                      " vs kernels::matmul (relative to sum|w*x|)",
-                                 td, worst_cpu, "1e-5");
+                                 td, worst_cpu, q8_k ? "1e-6" : "1e-5");
             kv::test::require_validation_silent(td);
+        }
+        for (const bool sg : {false, true}) {
+            const auto & idot = by_mode[sg][1];
+            const auto & scalar = by_mode[sg][0];
+            if (idot.empty() || scalar.empty()) continue;
+            INFO("type " << k::tensor_type_info(t).name << (sg ? " subgroup" : " plain") << ": integer dot vs scalar");
+            size_t mismatches = 0;
+            for (size_t i = 0; i < idot.size(); ++i) mismatches += k::f32_bits(idot[i]) != k::f32_bits(scalar[i]);
+            CHECK(mismatches == 0);
         }
     }
 }

@@ -1,6 +1,8 @@
 // The devices the Vulkan tests run on: every operation runs twice where the device has subgroup
 // arithmetic (the subgroup shaders and the shared-memory ones), once otherwise, always with the
-// validation layer on. Without a Vulkan device each test is skipped with the reason (tests/skip.h).
+// validation layer on; the products on quantized activations also with and without the device's
+// integer dot products where it has them (product_devices()). Without a Vulkan device each test is
+// skipped with the reason (tests/skip.h).
 #pragma once
 
 #include <cmath>
@@ -20,28 +22,62 @@
 namespace hearth::kernels::vulkan::test {
 
 struct test_device {
-    std::string label;   // "subgroup" or "plain"
+    std::string label;   // "subgroup" or "plain", then ", integer dot" or ", scalar dot" where the device has one
     std::unique_ptr<device> dev;
 };
 
-// Created once per process; empty (with the reason in why) where there is no device.
-inline std::vector<test_device> & test_devices(std::string * why = nullptr) {
-    static std::string reason;
-    static std::vector<test_device> devs = [] {
-        std::vector<test_device> out;
+struct test_device_lists {
+    std::vector<test_device> main;         // as the engine opens them: integer dot products where the device has them
+    std::vector<test_device> scalar_dot;   // the same with allow_integer_dot = false, where that differs
+    std::string reason;                    // why there are none
+};
+
+// Created once per process; empty (with the reason) where there is no device.
+inline test_device_lists & test_device_lists_once() {
+    static test_device_lists lists = [] {
+        test_device_lists out;
         for (const bool subgroup : {true, false}) {
             auto d = device::create({.validation = true, .allow_subgroup = subgroup});
             if (!d) {
-                reason = d.message();
+                out.reason = d.message();
                 break;
             }
             const bool uses = (*d)->uses_subgroup();
-            if (!subgroup || uses) out.push_back({uses ? "subgroup" : "plain", std::move(*d)});
+            if (subgroup && !uses) continue;
+            const std::string base = uses ? "subgroup" : "plain";
+            if (!(*d)->uses_integer_dot()) {
+                out.main.push_back({base, std::move(*d)});
+                continue;
+            }
+            out.main.push_back({base + ", integer dot", std::move(*d)});
+            auto scalar = device::create({.validation = true, .allow_subgroup = subgroup, .allow_integer_dot = false});
+            if (!scalar) {
+                out.reason = scalar.message();
+                out.main.clear();
+                out.scalar_dot.clear();
+                break;
+            }
+            out.scalar_dot.push_back({base + ", scalar dot", std::move(*scalar)});
         }
         return out;
     }();
-    if (why) *why = reason;
-    return devs;
+    return lists;
+}
+
+// The devices most tests run on (both reductions where the device has subgroup arithmetic).
+inline std::vector<test_device> & test_devices(std::string * why = nullptr) {
+    auto & lists = test_device_lists_once();
+    if (why) *why = lists.reason;
+    return lists.main;
+}
+
+// For the products on quantized activations: test_devices() and, where the device has integer
+// dot products, the same devices without them (the scalar sums, which must give the same bits).
+inline std::vector<test_device *> product_devices() {
+    std::vector<test_device *> out;
+    for (auto & td : test_device_lists_once().main) out.push_back(&td);
+    for (auto & td : test_device_lists_once().scalar_dot) out.push_back(&td);
+    return out;
 }
 
 // True where the tests can run; otherwise the case is recorded as skipped, with the reason.
