@@ -17,8 +17,9 @@ void main() {
     const uint xb = blk * 32u;
     float amax = 0.0;
     for (uint j = 0u; j < 32u; ++j) amax = max(amax, abs(x[xb + j]));
-    precise float d = amax / 127.0;
-    precise float id = amax != 0.0 ? 127.0 / amax : 0.0;
+    // Divisions rounded as the CPU's (common.glsl div_rn), whatever the device's precision.
+    const float d = amax != 0.0 ? div_rn(amax, 127.0) : 0.0;
+    const float id = amax != 0.0 ? div_rn(127.0, amax) : 0.0;
     xq[blk * 9u] = floatBitsToUint(half_to_float(float_to_half(d)));
     for (uint j = 0u; j < 8u; ++j) {
         uint w = 0u;
