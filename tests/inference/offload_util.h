@@ -175,12 +175,14 @@ inline void check_arch_offload(const char * backend) {
             std::printf("%s offload %s --gpu-layers %s: %d/%d greedy continuations identical, max |dlogit| %.3g\n",
                         backend, name, layers.c_str(), r.n_identical, r.n_prompts, r.max_diff);
             // F32/F16: the device's sums apart from the CPU's by float rounding (measured on lavapipe:
-            // at most 0.012 over the models and placements). Q4_K_M: the device's K-quant products
-            // take f32 activations where the CPU's take them in q8_K (docs/gpu.md), 0.49 at most, and
-            // phi3's third prompt parts after its prompt at a near-tie.
+            // at most 0.012 over the models and placements). Q4_K_M: the K-quant products take q8_K
+            // activations as the CPU's do, but a last-bit difference elsewhere (attention, RoPE)
+            // that moves an activation across a q8 rounding boundary moves these tiny models' logits
+            // by tenths: 0.39 at most (0.49 while the device took f32 activations), and phi3's
+            // third prompt parts after its prompt at a near-tie with every layer offloaded.
             CHECK(r.output == (layers == "all"));   // with every layer, the output block runs there too
             CHECK(r.n_identical >= r.n_prompts - (k_quant ? 1 : 0));
-            CHECK(r.max_diff < (k_quant ? 0.6f : 0.02f));
+            CHECK(r.max_diff < (k_quant ? 0.5f : 0.02f));
         }
     }
 }
@@ -197,8 +199,9 @@ inline void check_gemma_offload(const char * backend) {
     std::printf("%s offload gemma-3-270m --gpu-layers all: %d/%d greedy continuations identical, max |dlogit| %.3g\n",
                 backend, r.n_identical, r.n_prompts, r.max_diff);
     CHECK(r.n_identical == r.n_prompts);
-    // Over its 262,144 logits after 313-344 prompt tokens through 18 layers whose K-quant
-    // products take f32 activations on the device (q8_K on the CPU): 2.9 on lavapipe.
+    // Over its 262,144 logits after 313-344 prompt tokens through 18 layers, last-bit differences
+    // moved across q8 rounding boundaries (the K-quant products take q8_K activations on both):
+    // 3.0 on lavapipe (2.9 while the device took f32 activations).
     CHECK(r.max_diff < 4.0f);
 }
 

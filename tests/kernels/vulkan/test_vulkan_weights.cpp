@@ -237,3 +237,40 @@ TEST_CASE("vulkan quantize_q8_k: activations quantize as the CPU quantizes them,
         kv::test::require_validation_silent(td);
     }
 }
+
+// Not run by ctest (hidden tag): the device time of the products on quantized activations with and
+// without integer dot products, for docs/gpu.md. `hearth_test_kernels_vulkan "[vulkan_timing]"`.
+TEST_CASE("vulkan matmul timing: integer dot products against the scalar sums", "[.][vulkan_timing]") {
+    if (!kv::test::have_device()) return;
+    const int64_t n_rows = 896, n_cols = 4864;   // the default model's ffn_down
+    for (const int64_t n_tokens : {int64_t{1}, int64_t{64}}) {
+        for (const tensor_type t : {tensor_type::q8_0, tensor_type::q4_0, tensor_type::q5_0, tensor_type::q4_k,
+                                    tensor_type::q6_k}) {
+            const size_t row_bytes = k::row_size(t, n_cols);
+            const auto m = random_matrix(t, n_rows, n_cols, 29);
+            const auto x = k::test::random_floats(n_tokens * n_cols, 7);
+            const bool q8_k = kv::takes_q8_k_activations(t);
+            for (auto * td : kv::test::product_devices()) {
+                auto w = kv::test::upload(*td->dev, m);
+                auto xb = kv::test::upload(*td->dev, x);
+                auto xq = kv::test::zeros(*td->dev, q8_k ? kv::q8_k_activation_bytes(n_tokens, n_cols)
+                                                         : kv::q8_0_activation_bytes(n_tokens, n_cols));
+                auto yb = kv::test::zeros(*td->dev, static_cast<size_t>(n_tokens * n_rows) * sizeof(float));
+                auto s = kv::test::new_stream(*td->dev);
+                if (q8_k) kv::quantize_q8_k(s, xb, xq, n_tokens, n_cols);
+                else kv::quantize_q8_0(s, xb, xq, n_tokens, n_cols);
+                kv::test::run(s);
+                double best_us = 1e30;
+                for (int rep = 0; rep < 3; ++rep) {
+                    kv::matmul(s, {&w, t, n_rows, n_cols, row_bytes}, xb, yb, n_tokens, &xq);
+                    kv::test::run(s);
+                    best_us = std::min(best_us, s.last_device_us());
+                }
+                std::printf("vulkan timing matmul %s %lldx%lld, %lld tokens, %s: %.0f us\n",
+                            std::string(k::tensor_type_info(t).name).c_str(), static_cast<long long>(n_rows),
+                            static_cast<long long>(n_cols), static_cast<long long>(n_tokens), td->label.c_str(),
+                            best_us);
+            }
+        }
+    }
+}
