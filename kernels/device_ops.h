@@ -69,6 +69,9 @@ public:
     // The device memory a placement plans within: the largest device-local heap, or what was free
     // when the device was opened.
     virtual uint64_t memory_bytes() const = 0;
+    // Whether the device is the CPU itself behind a GPU API (lavapipe, SwiftShader): correct but
+    // slower than the CPU kernels, so `--gpu-layers auto` never chooses one (N and all still do).
+    virtual bool is_cpu() const = 0;
 
     // Whether matmul and matmul_experts take weights of this type (quantized rows of whole 32-element
     // blocks; f16 and f32 rows of any length).

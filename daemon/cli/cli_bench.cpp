@@ -203,7 +203,7 @@ double run_tg(inference::engine & eng, const inference::kv_types & ct, int n, ui
 void add_bench_commands(CLI::App & app, cli_state & state) {
     auto * bench = app.add_subcommand("bench", "Measure prompt processing and generation speed (tokens/s)");
     struct flags {
-        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16", depths = "0", gpu_layers = "0";
+        std::string model, threads = "2", pp = "128,512", tg = "64,128", cache_types = "q8_0,f16", depths = "0", gpu_layers = inference::k_default_gpu_layers;
         int reps = 3;
         bool json = false, busy = false;
     };
@@ -216,7 +216,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     bench->add_option("-d,--depth", f->depths, "context depths, comma-separated: each test runs after this many tokens "
                       "already in the cache (named pp512@d4096)")->capture_default_str();
     bench->add_option("-r,--repetitions", f->reps, "repetitions of each test")->capture_default_str();
-    bench->add_option("--gpu-layers", f->gpu_layers, "the last layers to run on a GPU: N, all or auto (0: none)")->capture_default_str();
+    bench->add_option("--gpu-layers", f->gpu_layers, "the last layers to run on a GPU: N, all or auto (a real GPU only; 0: none)")->capture_default_str();
     bench->add_flag("--busy", f->busy, "also measure with a same-priority busy process on another core");
     bench->add_flag("--json", f->json, "print the results as JSON");
     add_bench_trace_command(*bench, state);

@@ -36,7 +36,7 @@ struct model_flags {
     std::string chat_template;
     std::string speculate;   // empty: draft when a draft model is given, else off
     std::string draft;
-    std::string gpu_layers = "0";
+    std::string gpu_layers = inference::k_default_gpu_layers;
 };
 
 void add_model_flags(CLI::App * cmd, model_flags & f) {
@@ -50,7 +50,7 @@ void add_model_flags(CLI::App * cmd, model_flags & f) {
     cmd->add_option("--temp", f.temperature, "sampling temperature (0: greedy)")->capture_default_str();
     cmd->add_option("--seed", f.seed, "random seed for sampling")->capture_default_str();
     cmd->add_option("--chat-template", f.chat_template, "chat format: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, deepseek-r1, granite (default: from the model; refused when the vocabulary lacks its tokens)");
-    cmd->add_option("--gpu-layers", f.gpu_layers, "the last layers to run on a GPU: N, all or auto (0: none)")->capture_default_str();
+    cmd->add_option("--gpu-layers", f.gpu_layers, "the last layers to run on a GPU: N, all or auto (a real GPU only; 0: none)")->capture_default_str();
     cmd->add_flag("-v,--verbose", f.verbose, "print timings (prompt and generation speed) to stderr");
 }
 
@@ -142,6 +142,8 @@ int run_generation(inference::loaded_model & lm, const std::vector<inference::to
     if (!lm.warning().empty()) std::fprintf(stderr, "hearth: %s\n", lm.warning().c_str());
     if (f.verbose && eng.device() && lm.offload())
         std::fprintf(stderr, "offload: %s\n", inference::describe(*lm.offload()).c_str());
+    else if (f.verbose && lm.gpu_layers() == "auto")   // N and all have said why in warning()
+        std::fprintf(stderr, "offload: --gpu-layers %s: none (%s)\n", lm.gpu_layers().c_str(), lm.cpu_reason().c_str());
     auto mode = inference::parse_speculate_mode(f.speculate.empty() ? (f.draft.empty() ? "off" : "draft") : f.speculate);
     if (!mode) { std::fprintf(stderr, "hearth: %s\n", mode.message().c_str()); return 2; }
     std::unique_ptr<inference::draft_model> draft;

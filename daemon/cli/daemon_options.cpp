@@ -18,7 +18,7 @@ void add_daemon_options(CLI::App * cmd, daemon_options & o, const std::string & 
     in_group(cmd->add_option("--chat-template", o.chat_template,
                              "Chat format when the model has none: chatml, gemma, llama3, llama2, mistral, phi3, deepseek, "
                              "deepseek-r1, granite (refused when the vocabulary lacks its tokens)"));
-    in_group(cmd->add_option("--gpu-layers", o.gpu_layers, "The last layers to run on a GPU: N, all or auto (0: none)"));
+    in_group(cmd->add_option("--gpu-layers", o.gpu_layers, "The last layers to run on a GPU: N, all or auto (the default: a real GPU only; 0: none)"));
     in_group(cmd->add_option("--speculate", o.speculate, "Speculative decoding of completions: off, lookup, draft, both (default lookup)"));
     in_group(cmd->add_option("--draft", o.draft, "Draft model (GGUF, the same vocabulary) for --speculate draft or both"));
     in_group(cmd->add_option("--slot-dir", o.slot_dir,

@@ -42,6 +42,7 @@ void print_plan(const offload_plan & p, bool chosen) {
 
 boost::json::object plan_json(const offload_plan & p) {
     return {{"device", p.device},
+            {"cpu_device", p.cpu_device},
             {"device_bytes", p.device_bytes},
             {"budget_bytes", p.budget_bytes},
             {"layers", p.n_layers},

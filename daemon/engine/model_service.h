@@ -166,7 +166,7 @@ struct engine_state {
 
 // Where the local model's layers run (inference/device/layer_plan.h), as hearth/status reports it.
 struct offload_status {
-    std::string gpu_layers = "0";     // what was asked: --gpu-layers, config gpu-layers
+    std::string gpu_layers = "auto";  // what was asked: --gpu-layers, config gpu-layers
     std::string backend;              // "Vulkan", "CUDA"; "" when every layer runs on the CPU
     std::string device;               // the device's name
     int32_t n_layer = 0;              // the model's layers
@@ -269,7 +269,7 @@ struct engine_options {
     uint64_t kv_budget_bytes = 0;     // 0: the engine picks, below the process's memory limit (daemon/engine/memory_limit.h)
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
-    std::string gpu_layers = "0";     // the last layers on a GPU: N, "all" or "auto" (inference/device/layer_device.h)
+    std::string gpu_layers = "auto";  // the last layers on a GPU: N, "all" or "auto" (inference/device/layer_plan.h's default)
     // Speculative decoding of completions (inference/decode/speculate.h; never changes the output):
     // off, lookup (n-grams of the prompt itself), draft (a small model of the same vocabulary,
     // draft_model), both. Lookup by default: docs/benchmarks.md, "Speculative decoding".

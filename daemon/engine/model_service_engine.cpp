@@ -659,6 +659,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     auto lm = inference::loaded_model::load(lo);
     if (!lm) return lm.error();
     if (const auto & plan = (*lm)->offload()) spdlog::info("GPU offload: {}", inference::describe(*plan));
+    else if (opts.gpu_layers == "auto") spdlog::info("GPU offload: auto: none ({})", (*lm)->cpu_reason());
     else if (!(*lm)->cpu_reason().empty()) spdlog::warn("GPU offload (--gpu-layers {}): {}", opts.gpu_layers, (*lm)->cpu_reason());
     const memory_limit limit = process_memory_limit();
     const auto & hp = (*lm)->mdl().hp();

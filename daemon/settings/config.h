@@ -13,6 +13,7 @@
 
 #include "base/result.h"
 #include "inference/cache/kv_cache.h"
+#include "inference/device/layer_plan.h"
 #include "inference/session/sequence.h"
 
 namespace hearth::daemon {
@@ -87,7 +88,7 @@ struct daemon_config {
     std::string cache_type_k, cache_type_v;   // "": cache_type's half
     uint64_t kv_budget_bytes = 0;         // 0: the engine picks
     std::string chat_template;            // "": the model's own tokenizer.chat_template
-    std::string gpu_layers = "0";         // the last layers on a GPU: N, "all" or "auto"
+    std::string gpu_layers = inference::k_default_gpu_layers;   // the last layers on a GPU: N, "all" or "auto"
     std::string speculate = "lookup";     // speculative decoding: off, lookup, draft, both
     std::string draft_model;              // the draft's GGUF (speculate = draft or both)
     std::string slot_dir;                 // "": default_slot_dir(); "none": KV slots are not persisted

@@ -14,10 +14,12 @@ namespace hearth::inference {
 std::span<const device_backend> device_backends() {
     static constexpr std::array backends = {
 #if HEARTH_HAVE_CUDA
-        device_backend{"CUDA", [] { return kernels::cuda::make_device_ops(); }},
+        device_backend{"CUDA", [](bool) { return kernels::cuda::make_device_ops(); }},   // never a CPU
 #endif
 #if HEARTH_HAVE_VULKAN
-        device_backend{"Vulkan", [] { return kernels::vulkan::make_device_ops(); }},
+        device_backend{"Vulkan", [](bool cpu_device_ok) {
+                           return kernels::vulkan::make_device_ops({.cpu_device_ok = cpu_device_ok});
+                       }},
 #endif
         device_backend{},   // the end (an array of no backends cannot deduce its type)
     };

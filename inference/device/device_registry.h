@@ -16,7 +16,9 @@ namespace hearth::inference {
 
 struct device_backend {
     std::string_view name;                                        // "CUDA", "Vulkan"
-    result<std::unique_ptr<kernels::device_ops>> (*open)();       // its first device, or why none ("no CUDA device: ...")
+    // Its first device, or why none ("no CUDA device: ..."). cpu_device_ok false: a CPU device
+    // (lavapipe) is refused as none, before anything is built (`--gpu-layers auto`).
+    result<std::unique_ptr<kernels::device_ops>> (*open)(bool cpu_device_ok);
 };
 
 // Empty where the build has no GPU backend.

@@ -7,13 +7,14 @@
 namespace hearth::inference {
 namespace {
 
-// The backend's device opened, with what placement needs to know of it.
-result<offload_target> open_target(const device_backend & b) {
-    auto ops = b.open();
+// The backend's device opened, with what placement needs to know of it. `auto` asks for a GPU:
+// a CPU device would run the layers slower than the CPU's own kernels.
+result<offload_target> open_target(const device_backend & b, const gpu_layers & want) {
+    auto ops = b.open(want.how != gpu_layers::kind::automatic || want.cpu_device_ok);
     if (!ops) return ops.error();   // "no Vulkan device: ...", with the backend's reason
     std::shared_ptr<kernels::device_ops> shared = std::move(*ops);
     offload_backend be{b.name, [d = shared.get()](kernels::tensor_type t) { return d->supports_weight(t); },
-                       shared->memory_bytes(), shared->name()};
+                       shared->memory_bytes(), shared->name(), shared->is_cpu()};
     return offload_target{std::move(shared), std::move(be)};
 }
 
@@ -23,7 +24,7 @@ std::vector<backend_plan> plan_layer_devices(const model & m, const gpu_layers &
     std::vector<backend_plan> out;
     for (const device_backend & b : device_backends()) {
         backend_plan bp{std::string(b.name), std::nullopt, {}};
-        auto t = open_target(b);
+        auto t = open_target(b, want);
         auto p = t ? plan_offload(m, want, room, t->backend) : result<offload_plan>(t.error());
         if (p) bp.plan = std::move(*p);
         else bp.why_not = p.message();
@@ -46,7 +47,7 @@ result<offloaded_layers> make_layer_device(const model & m, const gpu_layers & w
     // The first backend that opens, places the layers and takes the weights; else every reason.
     std::string why;
     for (const device_backend & b : device_backends()) {
-        auto t = open_target(b);
+        auto t = open_target(b, want);
         auto d = t ? make_offloaded_layers(std::move(*t), m, want, room) : result<offloaded_layers>(t.error());
         if (d) return d;
         why += (why.empty() ? "" : "; ") + d.message();
@@ -58,7 +59,7 @@ result<offloaded_layers> make_layer_device_on(std::string_view backend, const mo
                                               const offload_room & room) {
     for (const device_backend & b : device_backends()) {
         if (b.name != backend) continue;
-        auto t = open_target(b);
+        auto t = open_target(b, want);
         if (!t) return t.error();
         return make_offloaded_layers(std::move(*t), m, want, room);
     }

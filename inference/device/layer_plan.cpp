@@ -108,6 +108,9 @@ result<offload_plan> plan_offload(const model & m, const gpu_layers & want, cons
     p.device_bytes = be.device_bytes;
     p.n_layer = hp.n_layer;
     p.room = room;
+    p.cpu_device = be.cpu_device;
+    if (want.how == gpu_layers::kind::automatic && be.cpu_device && !want.cpu_device_ok)
+        return fail(be.device, " is a CPU device (auto chooses only a GPU; --gpu-layers all or N runs on it)");
     const int32_t asked = want.how == gpu_layers::kind::count ? std::min(want.n, hp.n_layer) : hp.n_layer;
     // The layers that can run on the device are a tail of the model: count it.
     std::string why;

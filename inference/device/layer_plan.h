@@ -20,13 +20,16 @@
 namespace hearth::inference {
 
 // How many of the last layers go to the device: "0" (none), "N", "all" or "auto" (as many as fit
-// in the device's memory with a margin).
+// in the device's memory with a margin, on a real GPU only; the default).
 struct gpu_layers {
     enum class kind { count, all, automatic } how = kind::count;
     int32_t n = 0;
     uint64_t device_memory_cap = 0;   // `auto` plans for at most this much device memory (0: the device's)
+    bool cpu_device_ok = false;       // `auto` may place layers on a CPU device (the tests, on lavapipe)
 };
 result<gpu_layers> parse_gpu_layers(std::string_view text);
+// What --gpu-layers, config gpu-layers and load_options::gpu_layers are when not given.
+inline constexpr const char * k_default_gpu_layers = "auto";
 // "auto", "all", "3": the text parse_gpu_layers reads.
 std::string to_string(const gpu_layers & g);
 
@@ -37,6 +40,7 @@ struct offload_backend {
     std::function<bool(kernels::tensor_type)> supports_weight;
     uint64_t device_bytes;                                    // the memory `auto` plans within (before the margin)
     std::string device;                                       // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits)"
+    bool cpu_device = false;                                  // the CPU behind a GPU API (lavapipe): `auto` refuses it
 };
 
 // What the device keeps room for besides the layers' weights.
@@ -52,6 +56,7 @@ struct offload_plan {
     std::string backend;              // "Vulkan"
     std::string device;               // the device's name
     std::string asked;                // what --gpu-layers said: "auto", "all", "3"
+    bool cpu_device = false;          // the device is the CPU behind a GPU API (lavapipe)
     uint64_t device_bytes = 0;        // the device's memory as the backend reports it
     uint64_t budget_bytes = 0;        // what `auto` planned within: that (or the cap) less the margin; 0 for N and all
     int32_t n_layer = 0;              // the model's layers
@@ -90,7 +95,8 @@ uint64_t layer_kv_bytes(const hparams & hp, const offload_room & room);
 // positions (layer_device: the activations, their q8_0 form and the attention scores).
 uint64_t device_compute_bytes(const hparams & hp, const offload_room & room);
 
-// How many of the last layers go to the device, or why none can.
+// How many of the last layers go to the device, or why none can. `auto` places nothing on a CPU
+// device ("vulkan: llvmpipe (...) is a CPU device"): it would run slower than the CPU's kernels.
 result<offload_plan> plan_offload(const model & m, const gpu_layers & want, const offload_room & room,
                                   const offload_backend & b);
 

@@ -49,7 +49,9 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
             lm->offload_ = std::move(dev->plan);
         } else {
             lm->cpu_reason_ = dev.message();
-            warning = warning.empty() ? dev.message() : warning + "; " + dev.message();
+            // N and all asked for a device; `auto` (the default) without a GPU is the CPU as usual.
+            if (gpu->how != gpu_layers::kind::automatic)
+                warning = warning.empty() ? dev.message() : warning + "; " + dev.message();
         }
     }
     auto tmpl = lm->file_.get_string("tokenizer.chat_template");

@@ -33,8 +33,9 @@ struct load_options {
     // model whose heads are not uses f16 instead (warning()) rather than refusing to load.
     bool cache_type_fallback = false;
     // The last layers to run on a GPU: "0", "N", "all" or "auto" (layer_device.h). Where no device
-    // can take them the model runs on the CPU and warning() says why.
-    std::string gpu_layers = "0";
+    // can take N or all the model runs on the CPU and warning() says why; where `auto` finds no
+    // GPU (or only a CPU device) it runs on the CPU quietly, cpu_reason() alone saying why.
+    std::string gpu_layers = k_default_gpu_layers;
     // The KV caches of n_ctx positions the device's plan keeps room for (`auto`).
     int32_t device_slots = 1;
 };

@@ -24,6 +24,7 @@ public:
 
     const std::string & name() const override { return name_; }
     uint64_t memory_bytes() const override { return dev_->info().free_bytes; }
+    bool is_cpu() const override { return false; }   // a CUDA device is always a GPU
 
     result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) override {
         auto b = buffer::create(*dev_, std::max<size_t>(bytes, 4));

@@ -154,6 +154,11 @@ status device::init(const device_options & options) {
     }
     physical_ = pds[chosen];
     queue_family_ = static_cast<uint32_t>(compute_family(physical_));
+    if (!options.cpu_device_ok) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(physical_, &p);
+        if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return fail(p.deviceName, " is a CPU device");
+    }
 
     // What the device has.
     VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};

@@ -27,6 +27,9 @@ struct device_options {
     bool allow_subgroup = true;    // false: the shared-memory variants even where subgroups exist
     bool allow_integer_dot = true; // false: scalar multiply-adds even where integer dot products exist
     int32_t index = -1;            // physical device index; -1: the first discrete GPU, else integrated, else any
+    // false: refuse a CPU device (lavapipe, SwiftShader) before building anything, so `--gpu-layers
+    // auto` on a machine without a GPU costs no pipeline builds.
+    bool cpu_device_ok = true;
 };
 
 struct device_caps {

@@ -27,6 +27,7 @@ public:
 
     const std::string & name() const override { return name_; }
     uint64_t memory_bytes() const override { return dev_->caps().device_local_bytes; }
+    bool is_cpu() const override { return dev_->caps().type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
     result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) override {
         auto b = buffer::create(*dev_, std::max<size_t>(bytes, 4));
@@ -179,7 +180,7 @@ result<std::unique_ptr<device_ops>> make_device_ops(const device_options & optio
     if (const char * env = std::getenv("HEARTH_VULKAN_INTEGER_DOT"); env && std::strcmp(env, "0") == 0)
         opts.allow_integer_dot = false;
     auto dev = device::create(opts);
-    if (!dev) return fail("no Vulkan device: ", dev.message());
+    if (!dev) return fail(options.cpu_device_ok ? "no Vulkan device: " : "no Vulkan GPU: ", dev.message());
     auto st = stream::create(**dev);
     if (!st) return st.error();
     auto gelu_table = make_gelu_table(**dev);

@@ -131,7 +131,7 @@ bool offloaded_or_skip(const session & s) {
 TEST_CASE("hearth daemon --gpu-layers all, then 2: the CPU daemon's completions, KV reuse across edits, slots across "
           "a restart, the plan in hearth status", "[daemon][binary][.vulkan]") {
     const std::string cpu_dir = temp_dir(), gpu_dir = temp_dir();
-    const session cpu = edit_session(cpu_dir, {});
+    const session cpu = edit_session(cpu_dir, {"--gpu-layers", "0"});
     const session gpu = edit_session(gpu_dir, {"--gpu-layers", "all"});
     INFO(gpu.log);
     if (!offloaded_or_skip(gpu)) return;
@@ -177,10 +177,24 @@ TEST_CASE("hearth daemon --gpu-layers all, then 2: the CPU daemon's completions,
     CHECK(again.status_text.find("layers 3-4 of 5 (--gpu-layers 2)") != std::string::npos);
 }
 
-TEST_CASE("hearth daemon --gpu-layers all without a driver: a log line saying why, the CPU's completions",
+TEST_CASE("hearth daemon without a driver: auto (the default) and all say why in a log line, the CPU's completions",
           "[daemon][binary]") {
-    const session cpu = edit_session(temp_dir(), {});
+    const session cpu = edit_session(temp_dir(), {}, k_no_driver);
     const session gpu = edit_session(temp_dir(), {"--gpu-layers", "all"}, k_no_driver);
+    {
+        // auto finds no GPU: one line at info level, not a warning; the reason in the status.
+        INFO(cpu.log);
+        const auto & o = offload_of(cpu);
+        CHECK(o.at("gpuLayers").as_string() == "auto");
+        CHECK(o.at("backend").as_string().empty());
+        const std::string why(o.at("cpuReason").as_string());
+        CHECK_FALSE(why.empty());
+        CHECK(cpu.log.find("GPU offload: auto: none (" + why + ")") != std::string::npos);
+        CHECK(cpu.log.find("GPU offload (--gpu-layers") == std::string::npos);
+        INFO(cpu.status_text);
+        CHECK(cpu.status_text.find("offload            none, all 5 layers on the CPU (--gpu-layers auto): " + why) !=
+              std::string::npos);
+    }
     INFO(gpu.log);
     const auto & o = offload_of(gpu);
     CHECK(o.at("backend").as_string().empty());
@@ -235,6 +249,12 @@ TEST_CASE("engine service with gpu-layers all: the device's answer is the CPU's;
     CHECK(gpu->status().offload.kv_bytes > 0);
     CHECK(gpu->status().offload.cpu_reason.empty());
 
+    // The default, auto, on a CPU device (lavapipe): every layer on the CPU, and why.
+    const offload_status automatic = service("f16", "auto")->status().offload;
+    INFO(automatic.cpu_reason);
+    if (automatic.backend.empty()) CHECK(automatic.cpu_reason.find(" is a CPU device") != std::string::npos);
+    else WARN("auto chose " << automatic.device << ": a GPU here");
+
     // An f32 cache the device does not take: every layer on the CPU, the reason in the status.
     auto f32 = service("f32", "all");
     const offload_status refused = f32->status().offload;
@@ -281,30 +301,40 @@ TEST_CASE("hearth model info --gpu-layers: the plan per device, auto under a cap
     CHECK(plan->at("total_bytes").as_int64() == plan->at("weights_bytes").as_int64() + plan->at("output_bytes").as_int64() +
                                                    plan->at("kv_bytes").as_int64() + plan->at("compute_bytes").as_int64());
 
-    // `auto` within a memory that holds the compute buffers and two and a half layers: two
-    // layers, printed per device with why not more.
-    const int64_t one_layer = (plan->at("weights_bytes").as_int64() + plan->at("kv_bytes").as_int64()) / 5;
-    const int64_t cap = static_cast<int64_t>(static_cast<double>(plan->at("compute_bytes").as_int64() + 5 * one_layer / 2) / 0.8);
-    const std::string capped = run_to_end({"model", "info", k_model, "--gpu-layers", "auto", "--ctx", "256", "--files", "2",
-                                           "--gpu-memory", std::to_string(cap)}, dir + "/auto.log");
-    INFO(capped);
-    CHECK(capped.find("GPU offload (--gpu-layers auto; room for 2 slots of 256 positions, f16 KV cache, batch 256)") !=
-          std::string::npos);
-    CHECK(capped.find("  Vulkan: vulkan: ") != std::string::npos);
-    CHECK(capped.find("(chosen)") != std::string::npos);
-    CHECK(capped.find("2 of 5 on the device: 3-4; on the CPU: 0-2\n") != std::string::npos);
-    CHECK(capped.find("weights            355.00 KiB\n") != std::string::npos);
-    CHECK(capped.find("KV cache           128.00 KiB (f16, 2 slots of 256 positions)\n") != std::string::npos);
-    CHECK(capped.find("auto chose         2 layers: 2 of 5 layers fit in") != std::string::npos);
-    CHECK(capped.find(", capped)") != std::string::npos);
+    // `auto` on a CPU device (lavapipe): nothing, and why.
+    if (plan->at("cpu_device").as_bool()) {
+        const std::string cpu = run_to_end({"model", "info", k_model, "--gpu-layers", "auto"}, dir + "/cpu.log");
+        INFO(cpu);
+        CHECK(cpu.find("  Vulkan: not available: no Vulkan GPU: ") != std::string::npos);
+        CHECK(cpu.find(" is a CPU device\n") != std::string::npos);
+        CHECK(cpu.find("  every layer (5) runs on the CPU: no Vulkan GPU: ") != std::string::npos);
+    } else {
+        // `auto` within a memory that holds the compute buffers and two and a half layers: two
+        // layers, printed per device with why not more.
+        const int64_t one_layer = (plan->at("weights_bytes").as_int64() + plan->at("kv_bytes").as_int64()) / 5;
+        const int64_t cap = static_cast<int64_t>(static_cast<double>(plan->at("compute_bytes").as_int64() + 5 * one_layer / 2) / 0.8);
+        const std::string capped = run_to_end({"model", "info", k_model, "--gpu-layers", "auto", "--ctx", "256", "--files", "2",
+                                               "--gpu-memory", std::to_string(cap)}, dir + "/auto.log");
+        INFO(capped);
+        CHECK(capped.find("GPU offload (--gpu-layers auto; room for 2 slots of 256 positions, f16 KV cache, batch 256)") !=
+              std::string::npos);
+        CHECK(capped.find("  Vulkan: vulkan: ") != std::string::npos);
+        CHECK(capped.find("(chosen)") != std::string::npos);
+        CHECK(capped.find("2 of 5 on the device: 3-4; on the CPU: 0-2\n") != std::string::npos);
+        CHECK(capped.find("weights            355.00 KiB\n") != std::string::npos);
+        CHECK(capped.find("KV cache           128.00 KiB (f16, 2 slots of 256 positions)\n") != std::string::npos);
+        CHECK(capped.find("auto chose         2 layers: 2 of 5 layers fit in") != std::string::npos);
+        CHECK(capped.find(", capped)") != std::string::npos);
+    }
 
     // No driver: the reason and every layer on the CPU, after the CPU's RAM estimate.
     const std::string none = run_to_end({"model", "info", k_model, "--gpu-layers", "auto"}, dir + "/none.log", k_no_driver, &rc);
     INFO(none);
     CHECK(rc == 0);
     CHECK(none.find("estimated peak RAM") != std::string::npos);
-    CHECK(none.find("  Vulkan: not available: no Vulkan device: ") != std::string::npos);
-    CHECK(none.find("  every layer (5) runs on the CPU: no Vulkan device: ") != std::string::npos);
+    // auto asks for a GPU (a CPU device is refused as none).
+    CHECK(none.find("  Vulkan: not available: no Vulkan GPU: ") != std::string::npos);
+    CHECK(none.find("  every layer (5) runs on the CPU: no Vulkan GPU: ") != std::string::npos);
 
     // A bad value is refused with the accepted ones.
     const std::string bad = run_to_end({"model", "info", k_model, "--gpu-layers", "most"}, dir + "/bad.log", {}, &rc);

@@ -5,6 +5,7 @@
 
 #include "inference/cache/kv_cache.h"
 #include "inference/device/layer_plan.h"
+#include "inference/load/loaded_model.h"
 #include "tests/inference/golden_util.h"
 
 using namespace hearth;
@@ -166,4 +167,36 @@ TEST_CASE("layer plan: the output block goes with every layer where the backend 
     auto fits = plan_offload(tm.mdl, {gpu_layers::kind::automatic, 0, roomy}, room, k_big);
     REQUIRE(fits.has_value());
     CHECK(fits->output);
+}
+
+TEST_CASE("gpu layers: the default is auto, for --gpu-layers, config and load_options alike", "[inference][plan]") {
+    const auto want = parse_gpu_layers(k_default_gpu_layers);
+    REQUIRE(want.has_value());
+    CHECK(want->how == gpu_layers::kind::automatic);
+    CHECK_FALSE(want->cpu_device_ok);
+    CHECK(load_options{}.gpu_layers == "auto");
+}
+
+TEST_CASE("layer plan: auto places nothing on a CPU device, saying so; N and all still do", "[inference][plan]") {
+    auto tm = stories();
+    const offload_backend cpu{"Test", any_weight, 1ull << 30, "test: llvmpipe", true};
+    auto none = plan_offload(tm.mdl, *parse_gpu_layers("auto"), {256}, cpu);
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.message().find("test: llvmpipe is a CPU device") == 0);
+    for (const char * asked : {"2", "all"}) {
+        INFO(asked);
+        auto p = plan_offload(tm.mdl, *parse_gpu_layers(asked), {256}, cpu);
+        REQUIRE(p.has_value());
+        CHECK(p->n_layers > 0);
+        CHECK(p->cpu_device);
+    }
+    // Told it may (the tests on lavapipe), auto plans on it as on a GPU.
+    gpu_layers may = *parse_gpu_layers("auto");
+    may.cpu_device_ok = true;
+    auto p = plan_offload(tm.mdl, may, {256}, cpu);
+    REQUIRE(p.has_value());
+    CHECK(p->n_layers == 5);
+    auto gpu = plan_offload(tm.mdl, *parse_gpu_layers("auto"), {256}, k_big);
+    REQUIRE(gpu.has_value());
+    CHECK_FALSE(gpu->cpu_device);
 }

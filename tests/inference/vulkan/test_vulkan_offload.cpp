@@ -109,7 +109,8 @@ TEST_CASE("vulkan offload: a cache type the device does not take runs on the CPU
 TEST_CASE("vulkan offload: auto places as many layers as a capped device memory holds", "[inference][vulkan]") {
     auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf");
     const int32_t n_layer = tm.mdl.hp().n_layer;
-    auto all = device_for(tm.mdl, {gpu_layers::kind::automatic, 0, 0});
+    // lavapipe is a CPU device, which auto chooses only when told it may.
+    auto all = device_for(tm.mdl, {gpu_layers::kind::automatic, 0, 0, true});
     if (!all) return;
     CHECK(all->first_layer() == 0);   // the whole model fits
     // The compute buffers and two and a half layers with a 512-position f16 cache, within the margin.
@@ -117,12 +118,35 @@ TEST_CASE("vulkan offload: auto places as many layers as a capped device memory 
     const uint64_t one = layer_weight_bytes(tm.mdl.hp(), tm.mdl.layers().back(), tm.mdl.hp().n_layer - 1) + layer_kv_bytes(tm.mdl.hp(), room);
     const uint64_t cap =
         static_cast<uint64_t>(static_cast<double>(device_compute_bytes(tm.mdl.hp(), room) + 5 * one / 2) / 0.8);
-    auto two = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, cap}, room);
+    auto two = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, cap, true}, room);
     REQUIRE(two.has_value());
     CHECK(two->device->first_layer() == n_layer - 2);
-    auto none = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, 1024}, room);
+    auto none = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::automatic, 0, 1024, true}, room);
     REQUIRE_FALSE(none.has_value());
     CHECK(none.message().find("holds none") != std::string::npos);
+}
+
+TEST_CASE("vulkan offload: auto, the default, never chooses a CPU device; all still runs on it", "[inference][vulkan]") {
+    auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-F32.gguf");
+    const offload_room room{.n_ctx = 256};
+    auto all = make_layer_device_on("Vulkan", tm.mdl, {gpu_layers::kind::all, 0, 0}, room);
+    if (!all) HEARTH_SKIP("no Vulkan device: " << all.message());
+    CHECK(all->device->first_layer() == 0);   // all and N place layers on a CPU device as asked
+    const bool cpu_device = all->plan.cpu_device;
+    const std::string name = all->plan.device;
+    all->device.reset();
+    const auto want = parse_gpu_layers(k_default_gpu_layers);
+    REQUIRE(want.has_value());
+    auto chosen = make_layer_device(tm.mdl, *want, room);
+    INFO(name << ": " << (chosen ? chosen->device->describe() : chosen.message()));
+    if (!cpu_device) {
+        WARN(name << " is a GPU: auto may place layers on it");
+        return;
+    }
+    REQUIRE_FALSE(chosen.has_value());
+    // "no Vulkan GPU: llvmpipe (LLVM 15.0.6, 256 bits) is a CPU device; running on the CPU"
+    CHECK(chosen.message().find(name.substr(std::string("vulkan: ").size()) + " is a CPU device") != std::string::npos);
+    CHECK(chosen.message().find("running on the CPU") != std::string::npos);
 }
 
 TEST_CASE("gpu layers: N, all and auto parse; anything else is refused", "[inference][vulkan]") {
