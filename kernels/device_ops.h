@@ -60,6 +60,13 @@ struct weight_in {
 };
 using device_weight = weight_in<device_buffer>;
 
+// A device a backend could open, as `hearth devices` lists it (before anything is built on it).
+struct device_summary {
+    std::string name;               // "llvmpipe (LLVM 15.0.6, 256 bits)", "NVIDIA H100 80GB HBM3"
+    bool cpu = false;               // the CPU behind a GPU API (lavapipe, SwiftShader): `auto` never takes it
+    uint64_t memory_bytes = 0;      // its largest device-local heap, or its memory
+};
+
 class device_ops {
 public:
     virtual ~device_ops() = default;
@@ -78,6 +85,15 @@ public:
     virtual bool supports_weight(tensor_type t) const = 0;
 
     virtual result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) = 0;
+    // A read-only buffer over host memory [data, data + bytes) that the device reads where it is
+    // (a weight in the mapped model file), where the device shares memory with the host and can
+    // import it: no copy, no second resident set. nullptr where it cannot (the caller copies with
+    // make_buffer); the memory must outlive the buffer unchanged, and nothing may upload to it.
+    virtual std::unique_ptr<device_buffer> import_host(const void * data, size_t bytes) {
+        (void)data;
+        (void)bytes;
+        return nullptr;
+    }
     // Copies bytes between two buffers on the device, now (not queued): growing a cache.
     virtual status copy(const device_buffer & src, size_t src_offset, device_buffer & dst, size_t dst_offset,
                         size_t bytes) = 0;

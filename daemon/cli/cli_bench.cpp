@@ -24,6 +24,7 @@
 #include "daemon/bench/bench_stats.h"
 #include "daemon/cli/cli_bench_trace.h"
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/gpu_probe.h"
 #include "daemon/engine/model_path.h"
 #include "inference/device/layer_device.h"
 #include "inference/load/loaded_model.h"
@@ -248,6 +249,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
         inference::load_options opts;
         opts.model_path = *path;
         opts.cache_type = "f16";
+        opts.gpu_layers = "0";   // the load is timed; the device, if any, is set up below
         drop_from_page_cache(*path);
         const double t_cold = load_seconds(opts);
         const double t_warm = load_seconds(opts);
@@ -276,6 +278,8 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
                 inference::engine eng(mdl, pool, 512);
                 if (auto gpu = inference::parse_gpu_layers(f->gpu_layers); !gpu) {
                     std::fprintf(stderr, "hearth bench: %s\n", gpu.message().c_str()); state.exit_code = 2; return;
+                } else if (auto none = gpu->how == inference::gpu_layers::kind::automatic ? probe_no_gpu() : std::nullopt) {
+                    std::fprintf(stderr, "hearth bench: --gpu-layers auto: none (%s)\n", none->c_str());
                 } else if (gpu->how != inference::gpu_layers::kind::count || gpu->n > 0) {
                     const int n_ctx = (pps.empty() ? 0 : *std::max_element(pps.begin(), pps.end())) + (tgs.empty() ? 0 : *std::max_element(tgs.begin(), tgs.end())) + *std::max_element(depths.begin(), depths.end()) + 16;
                     auto dev = inference::make_layer_device(mdl, *gpu, {n_ctx, 1, eng.n_batch()});

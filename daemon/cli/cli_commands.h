@@ -19,5 +19,6 @@ void add_status_command(CLI::App & app, cli_state & state);     // hearth status
 void add_generate_commands(CLI::App & app, cli_state & state);  // hearth complete, hearth chat
 void add_bench_commands(CLI::App & app, cli_state & state);     // hearth bench, hearth bench trace
 void add_pull_commands(CLI::App & app, cli_state & state);      // hearth pull, hearth models [rm]
+void add_devices_command(CLI::App & app, cli_state & state);    // hearth devices
 
 }  // namespace hearth::daemon

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/gpu_probe.h"
 #include "daemon/cli/daemon_options.h"
 #include "daemon/settings/config.h"
 #include "daemon/server/daemon_server.h"
@@ -78,6 +79,7 @@ int run_daemon_command(const daemon_flags & f) {
         eo.kv_budget_bytes = cfg.kv_budget_bytes;
         eo.chat_template = cfg.chat_template;
         eo.gpu_layers = cfg.gpu_layers;
+        eo.gpu_probe = probe_no_gpu;
         eo.speculate = cfg.speculate;
         eo.draft_model = cfg.draft_model;
         eo.slot_disk_budget_bytes = cfg.slot_disk_budget_bytes;

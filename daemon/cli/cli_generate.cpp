@@ -9,6 +9,7 @@
 #include <string>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/gpu_probe.h"
 #include "daemon/engine/model_path.h"
 #include "daemon/engine/model_service.h"
 #include "daemon/pipeline/chat_pipeline.h"
@@ -73,6 +74,7 @@ result<std::unique_ptr<inference::loaded_model>> load(const model_flags & f) {
     opts.n_ctx = f.ctx;
     opts.chat_template = f.chat_template;
     opts.gpu_layers = f.gpu_layers;
+    opts.gpu_probe = probe_no_gpu;
     return inference::loaded_model::load(opts);
 }
 
@@ -277,6 +279,7 @@ void add_generate_commands(CLI::App & app, cli_state & state) {
         eo.n_ctx = hf->ctx;
         eo.chat_template = hf->chat_template;
         eo.gpu_layers = hf->gpu_layers;
+        eo.gpu_probe = probe_no_gpu;
         auto engine = make_engine_model_service(eo);
         if (!engine) { std::fprintf(stderr, "hearth: %s\n", engine.message().c_str()); state.exit_code = 1; return; }
         chat_settings settings;

@@ -21,6 +21,7 @@ int main(int argc, char ** argv) {
     hearth::daemon::add_generate_commands(app, state);
     hearth::daemon::add_bench_commands(app, state);
     hearth::daemon::add_pull_commands(app, state);
+    hearth::daemon::add_devices_command(app, state);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError & e) {

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stop_token>
 #include <string>
@@ -270,6 +271,9 @@ struct engine_options {
     int32_t n_ctx = 0;                // 0: the model's trained context, capped by the engine
     std::string chat_template;        // "": from the model's tokenizer.chat_template; else a name (chatml, llama2, ...)
     std::string gpu_layers = "auto";  // the last layers on a GPU: N, "all" or "auto" (inference/device/layer_plan.h's default)
+    // Asked before `auto` opens a backend (inference::load_options::gpu_probe): the hearth executable
+    // sets its child-process probe (daemon/cli/gpu_probe.h); unset, the backends open in-process.
+    std::function<std::optional<std::string>()> gpu_probe;
     // Speculative decoding of completions (inference/decode/speculate.h; never changes the output):
     // off, lookup (n-grams of the prompt itself), draft (a small model of the same vocabulary,
     // draft_model), both. Lookup by default: docs/benchmarks.md, "Speculative decoding".

@@ -653,6 +653,7 @@ result<std::unique_ptr<model_service>> make_engine_model_service(const engine_op
     lo.cache_type = opts.cache_type;
     lo.chat_template = opts.chat_template;
     lo.gpu_layers = opts.gpu_layers;
+    lo.gpu_probe = opts.gpu_probe;
     // `auto` keeps device room for as many full-context slots as `hearth model info` estimates for.
     lo.device_slots = static_cast<int32_t>(inference::memory_options{}.n_files);
     lo.n_ctx = opts.n_ctx;

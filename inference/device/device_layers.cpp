@@ -40,7 +40,11 @@ status layer_device::upload_weights() {
 status layer_device::upload(const layer_use & use) {
     for (const weight * w : use.weights) {
         if (weights_.contains(w->data)) continue;
-        auto b = make_from(w->data, static_cast<size_t>(w->n_rows) * w->row_bytes);
+        const size_t bytes = static_cast<size_t>(w->n_rows) * w->row_bytes;
+        // Read where it is mapped where the device shares the host's memory; else a copy.
+        buffer_ptr imported = bytes >= k_import_min_bytes ? ops_->import_host(w->data, bytes) : nullptr;
+        if (imported) imported_bytes_ += bytes;
+        auto b = imported ? result<buffer_ptr>(std::move(imported)) : make_from(w->data, bytes);
         if (!b) return b.error();
         weights_.emplace(w->data, dev_weight{std::move(*b), w->type, w->n_rows, w->n_cols, w->row_bytes});
     }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "kernels/device_ops.h"
@@ -19,6 +20,8 @@ struct device_backend {
     // Its first device, or why none ("no CUDA device: ..."). cpu_device_ok false: a CPU device
     // (lavapipe) is refused as none, before anything is built (`--gpu-layers auto`).
     result<std::unique_ptr<kernels::device_ops>> (*open)(bool cpu_device_ok);
+    // The devices it sees, none opened (`hearth devices`, the daemon's GPU probe); why none can be.
+    result<std::vector<kernels::device_summary>> (*list)();
 };
 
 // Empty where the build has no GPU backend.

@@ -43,6 +43,8 @@ public:
 
     // "vulkan: llvmpipe (LLVM 15.0.6, 256 bits), layers 3-4 of 5"
     const std::string & describe() const { return describe_; }
+    // The weight bytes the device reads in place in the mapped file (import_host), not copied.
+    uint64_t imported_bytes() const { return imported_bytes_; }
     // The device runs layers [first_layer(), n_layer).
     int32_t first_layer() const { return first_; }
     // Whether it can hold a cache of these types (the CPU runs the layers otherwise).
@@ -102,6 +104,9 @@ private:
     // output block over them, its logits downloaded to `logits`.
     status output(float * logits, int32_t first, int32_t n);
     result<buffer_ptr> make_from(const void * data, size_t bytes) const;
+    // Weights below this are copied even where they could be imported: each import is a device
+    // allocation of its own pages, and norms and biases are a few KiB.
+    static constexpr size_t k_import_min_bytes = size_t{64} << 10;
 
     const model & model_;
     std::shared_ptr<kernels::device_ops> ops_;
@@ -110,6 +115,7 @@ private:
     std::string describe_;
     std::unordered_map<const void *, dev_weight> weights_;     // by the host weight's data
     std::unordered_map<const float *, buffer_ptr> vectors_;    // norm weights, biases, RoPE factors
+    uint64_t imported_bytes_ = 0;                              // of weights_, read in place (import_host)
     int32_t n_cap_ = 0;
     // Activations, each [n_cap_][act_width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;
     // scores_: attention's scratch for n_cap_ tokens over the widest cache seen.

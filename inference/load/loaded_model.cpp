@@ -38,7 +38,11 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     lm->n_ctx_ = opts.n_ctx > 0 ? std::min(opts.n_ctx, trained) : std::min(trained, k_default_ctx_cap);
     lm->pool_ = std::make_unique<kernels::thread_pool>(opts.n_threads);
     lm->engine_ = std::make_unique<engine>(lm->model_, *lm->pool_, opts.n_batch);
-    if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
+    std::optional<std::string> no_gpu;
+    if (gpu->how == gpu_layers::kind::automatic && !gpu->cpu_device_ok && opts.gpu_probe) no_gpu = opts.gpu_probe();
+    if (no_gpu) {
+        lm->cpu_reason_ = *no_gpu;
+    } else if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
         const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_types};
         auto dev = make_layer_device(lm->model_, *gpu, room);
         if (dev && !dev->device->takes_cache(*cache_types))

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,11 @@ struct load_options {
     std::string gpu_layers = k_default_gpu_layers;
     // The KV caches of n_ctx positions the device's plan keeps room for (`auto`).
     int32_t device_slots = 1;
+    // Asked before `auto` opens any backend: why there is no GPU to use (the CPU runs every layer and
+    // no backend is loaded into this process), or nullopt to go on. The daemon's asks a child
+    // process (daemon/engine/gpu_probe.h), so a driver that is loaded to find only a CPU device,
+    // or that crashes, costs this process nothing. Unset: the backends are opened here.
+    std::function<std::optional<std::string>()> gpu_probe;
 };
 
 inline constexpr int32_t k_default_ctx_cap = 8192;

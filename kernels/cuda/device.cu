@@ -8,6 +8,19 @@
 
 namespace hearth::kernels::cuda {
 
+result<std::vector<device_summary>> device::list() {
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) return cuda_error("no CUDA device", e);
+    std::vector<device_summary> out;
+    for (int i = 0; i < count; ++i) {
+        cudaDeviceProp prop{};
+        if (cudaError_t e = cudaGetDeviceProperties(&prop, i); e != cudaSuccess)
+            return cuda_error("reading the CUDA device's properties", e);
+        out.push_back({prop.name, false, static_cast<uint64_t>(prop.totalGlobalMem)});
+    }
+    return out;
+}
+
 result<std::unique_ptr<device>> device::create() {
     int count = 0;
     // The first call also loads the driver: no driver or an older one than the runtime fails here.

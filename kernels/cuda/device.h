@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
+#include "kernels/device_ops.h"
 
 namespace hearth::kernels::cuda {
 
@@ -25,6 +27,8 @@ struct device_info {
 class device {
 public:
     static result<std::unique_ptr<device>> create();
+    // Every device the driver reports (none opened); an error where the driver is absent.
+    static result<std::vector<device_summary>> list();
     ~device();
     device(const device &) = delete;
     device & operator=(const device &) = delete;

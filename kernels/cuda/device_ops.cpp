@@ -113,4 +113,6 @@ result<std::unique_ptr<device_ops>> make_device_ops() {
     return std::unique_ptr<device_ops>(new cuda_ops(std::move(*dev)));
 }
 
+result<std::vector<device_summary>> list_devices() { return device::list(); }
+
 }  // namespace hearth::kernels::cuda

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "kernels/device_ops.h"
 
@@ -12,5 +13,8 @@ namespace hearth::kernels::cuda {
 
 // Opens the device (device::create); the error says why not ("no CUDA device: ...").
 result<std::unique_ptr<device_ops>> make_device_ops();
+
+// The devices the driver reports (device::list), as `hearth devices` shows them.
+result<std::vector<device_summary>> list_devices();
 
 }  // namespace hearth::kernels::cuda

@@ -1,5 +1,6 @@
 #include "kernels/vulkan/device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -9,6 +10,9 @@
 
 namespace hearth::kernels::vulkan {
 namespace {
+
+// VK_KHR_PORTABILITY_SUBSET_EXTENSION_NAME, which the headers define only with the beta extensions.
+constexpr const char * k_portability_subset = "VK_KHR_portability_subset";
 
 constexpr const char * k_validation_layer = "VK_LAYER_KHRONOS_validation";
 
@@ -75,6 +79,40 @@ result<std::unique_ptr<device>> device::create(const device_options & options) {
     std::unique_ptr<device> d(new device());
     if (status s = d->init(options); !s) return s.error();
     return d;
+}
+
+result<std::vector<device_summary>> device::list() {
+    if (status s = load_vulkan(); !s) return s.error();
+    const instance_request request = choose_instance_request(instance_extensions(), false);
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "hearth";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.flags = request.flags;
+    ici.pApplicationInfo = &app;
+    ici.enabledExtensionCount = static_cast<uint32_t>(request.extensions.size());
+    ici.ppEnabledExtensionNames = request.extensions.data();
+    VkInstance instance = VK_NULL_HANDLE;
+    if (status s = vk_check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) return s.error();
+    volkLoadInstanceOnly(instance);
+    uint32_t n = 0;
+    vkEnumeratePhysicalDevices(instance, &n, nullptr);
+    std::vector<VkPhysicalDevice> pds(n);
+    vkEnumeratePhysicalDevices(instance, &n, pds.data());
+    std::vector<device_summary> out;
+    for (VkPhysicalDevice pd : pds) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(pd, &p);
+        if (p.apiVersion < VK_API_VERSION_1_2 || compute_family(pd) < 0) continue;
+        VkPhysicalDeviceMemoryProperties mem;
+        vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+        uint64_t local = 0;
+        for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+            if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local = std::max<uint64_t>(local, mem.memoryHeaps[h].size);
+        out.push_back({p.deviceName, p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, local});
+    }
+    vkDestroyInstance(instance, nullptr);
+    return out;
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL device::on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -220,18 +258,35 @@ status device::init(const device_options & options) {
     VkPhysicalDeviceFeatures enabled{};
     enabled.shaderFloat64 = caps_.shader_float64 ? VK_TRUE : VK_FALSE;
     dci.pEnabledFeatures = &enabled;
+    std::vector<const char *> extensions;
+    // A portability implementation (MoltenVK) must be told the application knows it is one.
+    if (has_device_extension(physical_, k_portability_subset)) extensions.push_back(k_portability_subset);
     // The integer dot product's extension and feature, for the _idot products (pipelines.cpp).
-    const char * idot_extension = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
     VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
     if (uses_integer_dot_) {
         idot.shaderIntegerDotProduct = VK_TRUE;
         idot.pNext = const_cast<void *>(dci.pNext);
         dci.pNext = &idot;
-        dci.enabledExtensionCount = 1;
-        dci.ppEnabledExtensionNames = &idot_extension;
+        extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     }
+    // Weights imported from the mapped file where the device shares the host's memory (buffer.h).
+    const bool shares_memory = caps_.type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU || caps_.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    uint64_t import_alignment = 0;
+    if (options.import_host && shares_memory &&
+        has_device_extension(physical_, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+        VkPhysicalDeviceProperties2 hp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+        hp.pNext = &host;
+        vkGetPhysicalDeviceProperties2(physical_, &hp);
+        import_alignment = host.minImportedHostPointerAlignment;
+        extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    }
+    dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    dci.ppEnabledExtensionNames = extensions.data();
     if (status s = vk_check(vkCreateDevice(physical_, &dci, nullptr, &device_), "vkCreateDevice"); !s) return s;
     volkLoadDevice(device_);
+    caps_.host_import_alignment = import_alignment;
     vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
 
     VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};

@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
+#include "kernels/device_ops.h"
 #include "kernels/vulkan/vk.h"
 
 namespace hearth::kernels::vulkan {
@@ -30,6 +32,7 @@ struct device_options {
     // false: refuse a CPU device (lavapipe, SwiftShader) before building anything, so `--gpu-layers
     // auto` on a machine without a GPU costs no pipeline builds.
     bool cpu_device_ok = true;
+    bool import_host = true;       // false: never import host memory (weights are copied as on a discrete GPU)
 };
 
 struct device_caps {
@@ -47,12 +50,19 @@ struct device_caps {
     double timestamp_period_ns;         // 0 where the queue has no timestamps
     uint32_t max_workgroup_count_x;
     bool portability_enumeration;       // the instance enabled VK_KHR_portability_enumeration (the loader offered it)
+    // VK_EXT_external_memory_host's minImportedHostPointerAlignment where the device shares memory
+    // with the host (integrated, CPU: MoltenVK's Apple GPU, lavapipe) and the extension was
+    // enabled; 0 otherwise (a discrete GPU would read imported weights across the bus).
+    uint64_t host_import_alignment;
 };
 
 class device {
 public:
     // Opens the loader, picks a physical device and builds every pipeline; an error says why not.
     static result<std::unique_ptr<device>> create(const device_options & options = {});
+    // The Vulkan 1.2 devices with a compute queue, in the loader's order, from an instance made for
+    // the purpose and destroyed (no device is created); an error where the loader or instance is not.
+    static result<std::vector<device_summary>> list();
     ~device();
     device(const device &) = delete;
     device & operator=(const device &) = delete;

@@ -29,6 +29,11 @@ public:
     uint64_t memory_bytes() const override { return dev_->caps().device_local_bytes; }
     bool is_cpu() const override { return dev_->caps().type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
+    std::unique_ptr<device_buffer> import_host(const void * data, size_t bytes) override {
+        auto b = buffer::import_host(*dev_, data, bytes);
+        if (!b) return nullptr;   // no import here (a discrete GPU, no extension, the driver refused): copied
+        return std::unique_ptr<device_buffer>(new vulkan_buffer(std::move(*b)));
+    }
     result<std::unique_ptr<device_buffer>> make_buffer(size_t bytes) override {
         auto b = buffer::create(*dev_, std::max<size_t>(bytes, 4));
         if (!b) return b.error();
@@ -187,5 +192,7 @@ result<std::unique_ptr<device_ops>> make_device_ops(const device_options & optio
     if (!gelu_table) return gelu_table.error();
     return std::unique_ptr<device_ops>(new vulkan_ops(std::move(*dev), std::move(*st), std::move(*gelu_table)));
 }
+
+result<std::vector<device_summary>> list_devices() { return device::list(); }
 
 }  // namespace hearth::kernels::vulkan

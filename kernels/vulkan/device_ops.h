@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "kernels/device_ops.h"
 #include "kernels/vulkan/device.h"
@@ -16,5 +17,8 @@ namespace hearth::kernels::vulkan {
 // Opens the device (device::create) and its stream; the error says why not ("no Vulkan device: ...").
 // options.allow_integer_dot is false where HEARTH_VULKAN_INTEGER_DOT is "0".
 result<std::unique_ptr<device_ops>> make_device_ops(const device_options & options = {});
+
+// The devices make_device_ops could open (device::list), as `hearth devices` shows them.
+result<std::vector<device_summary>> list_devices();
 
 }  // namespace hearth::kernels::vulkan

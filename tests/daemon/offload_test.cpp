@@ -13,11 +13,16 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 
+#include "daemon/cli/gpu_probe.h"
 #include "daemon/engine/model_service.h"
 #include "tests/daemon/hearth_process.h"
 #include "tests/daemon/test_client.h"
+#include "tests/default_model.h"
 #include "tests/skip.h"
 
 using namespace hearth::daemon;
@@ -63,6 +68,7 @@ struct session {
     json::object status;              // hearth/status at the end
     std::string status_text;          // `hearth status` at the end
     std::string log;                  // the daemon's stderr
+    std::string maps;                 // /proc/<pid>/maps once it answered initialize: the libraries it loaded
 };
 
 json::object doc(const std::string & text, int64_t version) {
@@ -86,6 +92,7 @@ session edit_session(const std::string & dir, const std::vector<std::string> & e
     REQUIRE(c->notify("initialized"));
 
     session out;
+    out.maps = slurp("/proc/" + std::to_string(ch.pid) + "/maps");
     int64_t id = 2;
     const auto complete_at_end = [&](const std::string & text) {
         json::object p{{"textDocument", {{"uri", "file:///story.txt"}}},
@@ -210,6 +217,108 @@ TEST_CASE("hearth daemon without a driver: auto (the default) and all say why in
     INFO(gpu.status_text);
     CHECK(gpu.status_text.find("offload            none, all 5 layers on the CPU (--gpu-layers all): " + why) !=
           std::string::npos);
+}
+
+TEST_CASE("hearth daemon, auto where the only Vulkan device is a CPU device: probed in a child, no driver loaded "
+          "in the daemon, the reason in the status", "[daemon][binary][.vulkan]") {
+    const session s = edit_session(temp_dir(), {});
+    INFO(s.log);
+    const auto & o = offload_of(s);
+    if (!o.at("backend").as_string().empty()) HEARTH_SKIP("auto chose a GPU here: " << o.at("device").as_string());
+    const std::string why(o.at("cpuReason").as_string());
+    if (why.find(" is a CPU device") == std::string::npos) HEARTH_SKIP("no Vulkan CPU device here: " << why);
+    CHECK(s.log.find("GPU offload: auto: none (" + why + ")") != std::string::npos);
+    // The probe loaded the driver in its own process; the daemon mapped no Vulkan library.
+    CHECK(s.maps.find("vulkan") == std::string::npos);
+    CHECK(s.maps.find("LLVM") == std::string::npos);
+    CHECK_FALSE(s.texts[0].empty());
+}
+
+TEST_CASE("hearth devices: each backend's devices or why none; --probe's lines are what the daemon's probe reads",
+          "[daemon][binary]") {
+    const std::string dir = temp_dir();
+    for (const auto & env : {std::vector<std::string>{}, k_no_driver}) {
+        int rc = -1;
+        const std::string probe = run_to_end({"devices", "--probe"}, dir + "/probe.log", env, &rc);
+        INFO(probe);
+        CHECK(rc == 0);
+        size_t lines = 0;
+        bool gpu = false;
+        for (size_t start = 0; start < probe.size();) {
+            const size_t nl = probe.find('\n', start);
+            auto line = parse_probe_line(std::string_view(probe).substr(start, nl - start));
+            REQUIRE(line.has_value());
+            ++lines;
+            gpu = gpu || line->kind == "gpu";
+            CHECK_FALSE(line->name.empty());
+            start = nl + 1;
+        }
+        CHECK(lines > 0);
+        // What the daemon concludes from it.
+        const auto none = no_gpu_reason(probe);
+        CHECK(none.has_value() == !gpu);
+        if (!env.empty()) {   // no driver: the Vulkan line says why, or the build has no Vulkan
+            CHECK_FALSE(gpu);
+            CHECK((probe.find("Vulkan\tnone\t0\t") != std::string::npos || probe.find("none\tnone") == 0 ||
+                   probe.find("CUDA\t") == 0));
+        }
+        const std::string shown = run_to_end({"devices"}, dir + "/devices.log", env, &rc);
+        INFO(shown);
+        CHECK(rc == 0);
+        CHECK_FALSE(shown.empty());
+        if (probe.find("\tcpu\t") != std::string::npos) CHECK(shown.find("CPU device: auto skips it") != std::string::npos);
+    }
+}
+
+TEST_CASE("hearth complete --gpu-layers all on a device that shares the host's memory: the weights are read in "
+          "place, not a second resident copy", "[daemon][binary][.vulkan][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(model);
+    const std::string dir = temp_dir();
+    // The peak resident set of one short completion, in bytes (wait4's ru_maxrss).
+    const auto peak = [&](const char * layers, const std::vector<std::string> & env) {
+        std::filesystem::remove(dir + "/complete.log");
+        child c = spawn({"complete", "--model", model, "--gpu-layers", layers, "--threads", "2", "-n", "1", "--ctx", "256",
+                         "-v", "--prompt", "def add(a, b):"}, dir + "/complete.log", env);
+        ::close(c.to_child);
+        const std::string out = read_to_end(c.from_child);
+        int st = 0;
+        rusage ru{};
+        REQUIRE(::wait4(c.pid, &st, 0, &ru) == c.pid);
+        INFO(slurp(dir + "/complete.log"));
+        REQUIRE(WIFEXITED(st));
+        REQUIRE(WEXITSTATUS(st) == 0);
+        return static_cast<double>(ru.ru_maxrss) * 1024.0;
+    };
+    const double cpu = peak("0", {});
+    const double imported = peak("all", {});
+    if (slurp(dir + "/complete.log").find("offload: layers") == std::string::npos)
+        HEARTH_SKIP("no Vulkan device took the layers here: " << slurp(dir + "/complete.log"));
+    const double copied = peak("all", {"HEARTH_VULKAN_IMPORT_HOST=0"});
+    const double weights = static_cast<double>(std::filesystem::file_size(model));
+    std::printf("peak RSS, default model (%.0f MiB file): CPU %.0f MiB, every layer on %s with the weights imported "
+                "%.0f MiB, copied %.0f MiB\n", weights / (1 << 20), cpu / (1 << 20), "Vulkan", imported / (1 << 20),
+                copied / (1 << 20));
+    // Copied, the device's memory (host memory on lavapipe) holds the weights a second time.
+    CHECK(copied - imported > weights / 2);
+    // Imported: the CPU run's resident set plus the driver's own, no second copy.
+    CHECK(imported - cpu < weights / 2);
+}
+
+TEST_CASE("gpu probe: its lines read, and the reason auto gives from them", "[daemon]") {
+    CHECK_FALSE(parse_probe_line("Vulkan\tgpu\t17179869184").has_value());          // three fields
+    CHECK_FALSE(parse_probe_line("Vulkan\tmaybe\t0\tx").has_value());               // an unknown kind
+    CHECK_FALSE(parse_probe_line("").has_value());
+    const auto l = parse_probe_line("Vulkan\tcpu\t25275338752\tllvmpipe (LLVM 15.0.6, 256 bits)");
+    REQUIRE(l.has_value());
+    CHECK(l->backend == "Vulkan");
+    CHECK(l->kind == "cpu");
+    CHECK(l->name == "llvmpipe (LLVM 15.0.6, 256 bits)");
+    CHECK(no_gpu_reason("Vulkan\tcpu\t1\tllvmpipe (LLVM 15.0.6, 256 bits)\n") ==
+          "no Vulkan GPU: llvmpipe (LLVM 15.0.6, 256 bits) is a CPU device");
+    CHECK(no_gpu_reason("CUDA\tnone\t0\tno CUDA device: no driver (error 35)\nVulkan\tcpu\t1\tllvmpipe\n") ==
+          "no CUDA device: no driver (error 35); no Vulkan GPU: llvmpipe is a CPU device");
+    CHECK_FALSE(no_gpu_reason("CUDA\tnone\t0\tno CUDA device\nVulkan\tgpu\t8\tRadeon 780M\n").has_value());
+    CHECK(no_gpu_reason("Segmentation fault\n") == "the GPU probe said nothing");
 }
 
 TEST_CASE("engine service with gpu-layers all: the device's answer is the CPU's; an f32 cache is refused, said in the "

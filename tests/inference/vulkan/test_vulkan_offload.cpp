@@ -90,6 +90,41 @@ TEST_CASE("vulkan offload: q8_0 and q4_0 caches, K and V apart, live on the devi
     CHECK(worst < 0.75f);
 }
 
+TEST_CASE("vulkan offload: weights imported from the mapped file (zero-copy) give the logits of copied ones, bit "
+          "for bit", "[inference][vulkan][default-model]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
+    auto tm = load_test_model(path);
+    kernels::thread_pool pool(2);
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    auto prompt = json_ids(golden.at("results").as_array()[0].at("prompt_tokens"));
+    prompt.resize(std::min<size_t>(prompt.size(), 24));
+    // The last two layers and every layer, once imported and once copied (HEARTH_VULKAN_IMPORT_HOST=0).
+    for (const char * layers : {"2", "all"}) {
+        INFO("--gpu-layers " << layers);
+        std::vector<float> logits[2];
+        uint64_t imported[2] = {0, 0};
+        for (int copy = 0; copy < 2; ++copy) {
+            if (copy) ::setenv("HEARTH_VULKAN_IMPORT_HOST", "0", 1);
+            auto dev = device_for(tm.mdl, *parse_gpu_layers(layers));
+            ::unsetenv("HEARTH_VULKAN_IMPORT_HOST");
+            if (!dev) return;
+            imported[copy] = dev->imported_bytes();
+            engine gpu(tm.mdl, pool);
+            gpu.set_layer_device(std::move(dev));
+            auto cache = gpu.make_cache(kernels::tensor_type::f16, 64);
+            REQUIRE(gpu.eval(cache, prompt, logits[copy]).has_value());
+        }
+        std::printf("Vulkan offload, default model, --gpu-layers %s: %.1f MiB of weights imported, the logits of "
+                    "copied weights %s\n", layers, static_cast<double>(imported[0]) / (1 << 20),
+                    logits[0] == logits[1] ? "to the bit" : "DIFFER");
+        // lavapipe shares the host's memory and offers VK_EXT_external_memory_host: every layer's matrices go in place.
+        CHECK(imported[0] > 0);
+        CHECK(imported[1] == 0);
+        CHECK(logits[0] == logits[1]);
+    }
+}
+
 TEST_CASE("vulkan offload: a cache type the device does not take runs on the CPU, bit for bit",
           "[inference][vulkan]") {
     auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf");
