@@ -95,7 +95,10 @@ uint64_t device_compute_bytes(const hparams & hp, const offload_room & room) {
     const uint64_t experts = hp.n_expert > 0 ? (static_cast<uint64_t>(hp.n_expert) + 2 * k + 2 * k * hp.n_ff +
                                                 k * hp.n_embd) * sizeof(float) + (k - 1) * widest * 36
                                              : 0;
-    return n * (floats * sizeof(float) + widest * 36 + scores + experts);
+    // The same input in q8_K where a K-quant product makes it (per 256: an f32 scale, 256 int8 and
+    // 16 int16 sums; CUDA and Vulkan keep it in a scratch buffer of their own).
+    const uint64_t widest_k = static_cast<uint64_t>(std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff})) / 256;
+    return n * (floats * sizeof(float) + widest * 36 + widest_k * 292 + scores + experts);
 }
 
 result<offload_plan> plan_offload(const model & m, const gpu_layers & want, const offload_room & room,

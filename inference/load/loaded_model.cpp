@@ -47,7 +47,7 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
         auto dev = make_layer_device(lm->model_, *gpu, room);
         if (dev && !dev->device->takes_cache(*cache_types))
             dev = fail(dev->device->describe(), " cannot hold a KV cache of ", kv_types_name(*cache_types),
-                       " for this model (Vulkan takes f16, q8_0 and q4_0, CUDA f16); the layers run on the CPU");
+                       " for this model (the devices take f16, q8_0 and q4_0); the layers run on the CPU");
         if (dev) {
             lm->engine_->set_layer_device(std::move(dev->device));
             lm->offload_ = std::move(dev->plan);

@@ -5,8 +5,11 @@
 
 #include "inference/cache/kv_cache.h"
 #include "inference/device/layer_plan.h"
+#include "kernels/cuda/formats.h"
+#include "tests/default_model.h"
 #include "inference/load/loaded_model.h"
 #include "tests/inference/golden_util.h"
+#include "tests/skip.h"
 
 using namespace hearth;
 using namespace hearth::inference;
@@ -199,4 +202,33 @@ TEST_CASE("layer plan: auto places nothing on a CPU device, saying so; N and all
     auto gpu = plan_offload(tm.mdl, *parse_gpu_layers("auto"), {256}, k_big);
     REQUIRE(gpu.has_value());
     CHECK_FALSE(gpu->cpu_device);
+}
+
+TEST_CASE("layer plan: on a CUDA device of ample memory, auto places every layer and the output of each pinned model",
+          "[inference][plan][pinned-model]") {
+    const uint64_t gib = 1ull << 30;
+    // What the CUDA backend declares (kernels/cuda/formats.h): no driver, no device, only the description.
+    const offload_backend cuda{"CUDA", kernels::cuda::declares_weight, 80 * gib, "cuda: a described 80 GiB device"};
+    int planned = 0;
+    for (const char * name : {"qwen2.5-coder-0.5b-instruct-q4_k_m", "qwen2.5-coder-1.5b-instruct-q4_k_m"}) {
+        INFO(name);
+        const std::string path = hearth::test::pinned_model_file(name);
+        if (path.empty()) continue;
+        auto tm = load_test_model(path);
+        const hparams & hp = tm.mdl.hp();
+        // The daemon's room: 4 slots of 4096 positions, a 256-token batch, the default cache.
+        const offload_room room{4096, 4, 256, *parse_cache_types(k_default_cache_type)};
+        auto p = plan_offload(tm.mdl, *parse_gpu_layers("auto"), room, cuda);
+        INFO((p ? describe(*p) : p.message()));
+        REQUIRE(p.has_value());
+        CHECK(p->n_layers == hp.n_layer);
+        CHECK(p->output);
+        CHECK(p->why_fewer.empty());
+        CHECK(kernels::cuda::declares_cache(room.cache_types.k));
+        CHECK(kernels::cuda::declares_cache(room.cache_types.v));
+        ++planned;
+    }
+    if (planned == 0)
+        HEARTH_SKIP("neither pinned model is in the model cache (scripts/fetch-model; the 1.5B with --model "
+                    "qwen2.5-coder-1.5b-instruct-q4_k_m)");
 }
