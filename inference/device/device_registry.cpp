@@ -1,8 +1,6 @@
 #include "inference/device/device_registry.h"
 
 #include <array>
-#include <cstdlib>
-#include <string_view>
 
 #if HEARTH_HAVE_CUDA
 #include "kernels/cuda/device_ops.h"
@@ -21,10 +19,7 @@ std::span<const device_backend> device_backends() {
 #endif
 #if HEARTH_HAVE_VULKAN
         device_backend{"Vulkan", [](bool cpu_device_ok) {
-                           // HEARTH_VULKAN_IMPORT_HOST=0: weights copied even on shared memory (measuring both).
-                           const char * import = std::getenv("HEARTH_VULKAN_IMPORT_HOST");
-                           return kernels::vulkan::make_device_ops(
-                               {.cpu_device_ok = cpu_device_ok, .import_host = !import || std::string_view(import) != "0"});
+                           return kernels::vulkan::make_device_ops({.cpu_device_ok = cpu_device_ok});
                        },
                        &kernels::vulkan::list_devices},
 #endif

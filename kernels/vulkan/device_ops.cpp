@@ -184,6 +184,10 @@ result<std::unique_ptr<device_ops>> make_device_ops(const device_options & optio
     // products (the same results; a check, or a way around a driver's fault).
     if (const char * env = std::getenv("HEARTH_VULKAN_INTEGER_DOT"); env && std::strcmp(env, "0") == 0)
         opts.allow_integer_dot = false;
+    // HEARTH_VULKAN_IMPORT_HOST=0: weights copied even where the device shares the host's memory
+    // (to measure both).
+    if (const char * env = std::getenv("HEARTH_VULKAN_IMPORT_HOST"); env && std::strcmp(env, "0") == 0)
+        opts.import_host = false;
     auto dev = device::create(opts);
     if (!dev) return fail(options.cpu_device_ok ? "no Vulkan device: " : "no Vulkan GPU: ", dev.message());
     auto st = stream::create(**dev);
