@@ -57,6 +57,34 @@ int32_t compute_family(VkPhysicalDevice pd) {
     return -1;
 }
 
+// The largest device-local heap of a memory description.
+uint64_t largest_local_heap(const VkPhysicalDeviceMemoryProperties & mem) {
+    uint64_t bytes = 0;
+    for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+        if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) bytes = std::max<uint64_t>(bytes, mem.memoryHeaps[h].size);
+    return bytes;
+}
+
+// A Vulkan 1.2 instance with the request's extensions and flags and these layers, its functions loaded.
+status create_instance(const instance_request & request, const std::vector<const char *> & layers, VkInstance & out) {
+    uint32_t loader_version = VK_API_VERSION_1_0;
+    if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_version);
+    if (loader_version < VK_API_VERSION_1_2) return fail("the Vulkan loader is older than 1.2");
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "hearth";
+    app.apiVersion = VK_API_VERSION_1_2;
+    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ici.flags = request.flags;
+    ici.pApplicationInfo = &app;
+    ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
+    ici.ppEnabledLayerNames = layers.data();
+    ici.enabledExtensionCount = static_cast<uint32_t>(request.extensions.size());
+    ici.ppEnabledExtensionNames = request.extensions.data();
+    if (status s = vk_check(vkCreateInstance(&ici, nullptr, &out), "vkCreateInstance"); !s) return s;
+    volkLoadInstanceOnly(out);
+    return {};
+}
+
 int type_rank(VkPhysicalDeviceType t) {   // lower is preferred
     switch (t) {
         case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
@@ -83,18 +111,9 @@ result<std::unique_ptr<device>> device::create(const device_options & options) {
 
 result<std::vector<device_summary>> device::list() {
     if (status s = load_vulkan(); !s) return s.error();
-    const instance_request request = choose_instance_request(instance_extensions(), false);
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "hearth";
-    app.apiVersion = VK_API_VERSION_1_2;
-    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    ici.flags = request.flags;
-    ici.pApplicationInfo = &app;
-    ici.enabledExtensionCount = static_cast<uint32_t>(request.extensions.size());
-    ici.ppEnabledExtensionNames = request.extensions.data();
     VkInstance instance = VK_NULL_HANDLE;
-    if (status s = vk_check(vkCreateInstance(&ici, nullptr, &instance), "vkCreateInstance"); !s) return s.error();
-    volkLoadInstanceOnly(instance);
+    if (status s = create_instance(choose_instance_request(instance_extensions(), false), {}, instance); !s)
+        return s.error();
     uint32_t n = 0;
     vkEnumeratePhysicalDevices(instance, &n, nullptr);
     std::vector<VkPhysicalDevice> pds(n);
@@ -106,10 +125,7 @@ result<std::vector<device_summary>> device::list() {
         if (p.apiVersion < VK_API_VERSION_1_2 || compute_family(pd) < 0) continue;
         VkPhysicalDeviceMemoryProperties mem;
         vkGetPhysicalDeviceMemoryProperties(pd, &mem);
-        uint64_t local = 0;
-        for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
-            if (mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) local = std::max<uint64_t>(local, mem.memoryHeaps[h].size);
-        out.push_back({p.deviceName, p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, local});
+        out.push_back({p.deviceName, p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU, largest_local_heap(mem)});
     }
     vkDestroyInstance(instance, nullptr);
     return out;
@@ -125,10 +141,6 @@ VKAPI_ATTR VkBool32 VKAPI_CALL device::on_validation(VkDebugUtilsMessageSeverity
 }
 
 status device::init(const device_options & options) {
-    uint32_t loader_version = VK_API_VERSION_1_0;
-    if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loader_version);
-    if (loader_version < VK_API_VERSION_1_2) return fail("the Vulkan loader is older than 1.2");
-
     std::vector<const char *> layers;
     if (options.validation) {
         if (!has_layer(k_validation_layer))
@@ -138,18 +150,7 @@ status device::init(const device_options & options) {
     }
     const instance_request request = choose_instance_request(instance_extensions(), options.validation);
     caps_.portability_enumeration = request.portability_enumeration;
-    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
-    app.pApplicationName = "hearth";
-    app.apiVersion = VK_API_VERSION_1_2;
-    VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    ici.flags = request.flags;
-    ici.pApplicationInfo = &app;
-    ici.enabledLayerCount = static_cast<uint32_t>(layers.size());
-    ici.ppEnabledLayerNames = layers.data();
-    ici.enabledExtensionCount = static_cast<uint32_t>(request.extensions.size());
-    ici.ppEnabledExtensionNames = request.extensions.data();
-    if (status s = vk_check(vkCreateInstance(&ici, nullptr, &instance_), "vkCreateInstance"); !s) return s;
-    volkLoadInstanceOnly(instance_);
+    if (status s = create_instance(request, layers, instance_); !s) return s;
 
     if (options.validation) {
         VkDebugUtilsMessengerCreateInfoEXT mci{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
@@ -229,9 +230,7 @@ status device::init(const device_options & options) {
         caps_.integer_dot_product = idot.shaderIntegerDotProduct;
     }
     caps_.max_workgroup_count_x = p.limits.maxComputeWorkGroupCount[0];
-    for (uint32_t h = 0; h < memory_.memoryHeapCount; ++h)
-        if (memory_.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-            caps_.device_local_bytes = std::max<uint64_t>(caps_.device_local_bytes, memory_.memoryHeaps[h].size);
+    caps_.device_local_bytes = largest_local_heap(memory_);
     for (uint32_t t = 0; t < memory_.memoryTypeCount; ++t) {
         const VkMemoryPropertyFlags f = memory_.memoryTypes[t].propertyFlags;
         if ((f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT) && (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))

@@ -306,4 +306,63 @@ inline void check_session_cache_offload(const char * backend, const std::string 
     CHECK(got.used_bytes == want.used_bytes);
 }
 
+// The default model with its last 2 layers on the backend and a cache of `types` (quantized):
+// those layers' K/V rows live on the device in these types, and the first 100 tokens of three
+// golden prompts continue as on the CPU. The device's sums run in another order than the CPU's,
+// so its K and V rows differ in their last bits and a quantized row rounds such a difference to
+// a whole step now and then (on lavapipe: f16 moves the logits by up to 0.31, q8_0/q4_0 by 0.18,
+// q4_0/q8_0 by 0.14; docs/gpu.md): the bound leaves room for that, and one continuation may part
+// where two tokens are closer than it.
+inline void check_quantized_cache_offload(const char * backend, const std::string & model_path, const kv_types & types) {
+    INFO(backend << ", cache " << kv_types_name(types));
+    auto tm = load_test_model(model_path);
+    kernels::thread_pool pool(2);
+    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
+    auto dev = device_or_skip(backend, tm.mdl, *parse_gpu_layers("2"));
+    if (!dev) return;
+    REQUIRE(dev->takes_cache(types));
+    gpu.set_layer_device(std::move(dev));
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    const hparams & hp = tm.mdl.hp();
+    int n_identical = 0, n_prompts = 0;
+    float worst = 0;
+    for (const auto & r : golden.at("results").as_array()) {
+        if (n_prompts == 3) break;
+        auto prompt = json_ids(r.at("prompt_tokens"));
+        prompt.resize(std::min<size_t>(prompt.size(), 100));
+        const auto want = greedy(cpu, prompt, 8, types);
+        const auto got = greedy(gpu, prompt, 8, types);
+        // The last two layers' rows are on the device, in these types.
+        REQUIRE(got.host_layers == hp.n_layer - 2);
+        CHECK(got.device_bytes == kv_bytes_per_token(types, 2, hp.n_embd_kv()) * got.n_alloc);
+        for (size_t i = 0; i < want.first_logits.size(); ++i)
+            worst = std::max(worst, std::fabs(want.first_logits[i] - got.first_logits[i]));
+        n_identical += got.tokens == want.tokens;
+        ++n_prompts;
+    }
+    std::printf("%s offload, default model, --gpu-layers 2, cache %s: %d/%d greedy continuations identical, "
+                "max |dlogit| after the prompt %.3g\n", backend, kv_types_name(types).c_str(), n_identical, n_prompts,
+                worst);
+    CHECK(n_identical >= n_prompts - 1);
+    CHECK(worst < 0.75f);
+}
+
+// A cache type the device does not take (f32): the layers run on the CPU, bit for bit.
+inline void check_untaken_cache_on_cpu(const char * backend) {
+    auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf");
+    kernels::thread_pool pool(1);
+    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
+    auto dev = device_or_skip(backend, tm.mdl, {gpu_layers::kind::all, 0, 0});
+    if (!dev) return;
+    CHECK_FALSE(dev->takes_cache(kv_types(kernels::tensor_type::f32, kernels::tensor_type::f32)));
+    gpu.set_layer_device(std::move(dev));
+    const std::vector<int32_t> prompt = {1, 400, 30, 200, 7};
+    std::vector<float> want, got;
+    auto c1 = cpu.make_cache(kernels::tensor_type::f32, 64), c2 = gpu.make_cache(kernels::tensor_type::f32, 64);
+    REQUIRE(cpu.eval(c1, prompt, want).has_value());
+    REQUIRE(gpu.eval(c2, prompt, got).has_value());
+    CHECK(got == want);
+}
+
 }  // namespace hearth::inference::testing

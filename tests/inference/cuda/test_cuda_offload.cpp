@@ -46,53 +46,9 @@ TEST_CASE("cuda offload: q8_0 and q4_0 caches, K and V apart, live on the device
     using kernels::tensor_type;
     const kv_types types = GENERATE(kv_types(tensor_type::q8_0, tensor_type::q8_0), kv_types(tensor_type::q8_0, tensor_type::q4_0),
                                     kv_types(tensor_type::q4_0, tensor_type::q8_0));
-    INFO("cache " << kv_types_name(types));
-    auto tm = load_test_model(path);
-    kernels::thread_pool pool(2);
-    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
-    auto dev = device_or_skip("CUDA", tm.mdl, *parse_gpu_layers("2"));
-    if (!dev) return;
-    REQUIRE(dev->takes_cache(types));
-    gpu.set_layer_device(std::move(dev));
-    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
-                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
-    const hparams & hp = tm.mdl.hp();
-    int n_identical = 0, n_prompts = 0;
-    float worst = 0;
-    for (const auto & r : golden.at("results").as_array()) {
-        if (n_prompts == 3) break;
-        auto prompt = json_ids(r.at("prompt_tokens"));
-        prompt.resize(std::min<size_t>(prompt.size(), 100));
-        const auto want = greedy(cpu, prompt, 8, types);
-        const auto got = greedy(gpu, prompt, 8, types);
-        // The last two layers' rows are on the device, in these types.
-        REQUIRE(got.host_layers == hp.n_layer - 2);
-        CHECK(got.device_bytes == kv_bytes_per_token(types, 2, hp.n_embd_kv()) * got.n_alloc);
-        for (size_t i = 0; i < want.first_logits.size(); ++i)
-            worst = std::max(worst, std::fabs(want.first_logits[i] - got.first_logits[i]));
-        n_identical += got.tokens == want.tokens;
-        ++n_prompts;
-    }
-    std::printf("CUDA offload, default model, --gpu-layers 2, cache %s: %d/%d greedy continuations identical, "
-                "max |dlogit| after the prompt %.3g\n", kv_types_name(types).c_str(), n_identical, n_prompts, worst);
-    // The Vulkan test's bounds (docs/gpu.md): the device's sums run in another order than the
-    // CPU's, so a quantized K or V row now and then rounds a last-bit difference to a whole step.
-    CHECK(n_identical >= n_prompts - 1);
-    CHECK(worst < 0.75f);
+    check_quantized_cache_offload("CUDA", path, types);
 }
 
 TEST_CASE("cuda offload: a cache type the device does not take runs on the CPU, bit for bit", "[inference][cuda]") {
-    auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf");
-    kernels::thread_pool pool(1);
-    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
-    auto dev = device_or_skip("CUDA", tm.mdl, {gpu_layers::kind::all, 0, 0});
-    if (!dev) return;
-    CHECK_FALSE(dev->takes_cache(kv_types(kernels::tensor_type::f32, kernels::tensor_type::f32)));
-    gpu.set_layer_device(std::move(dev));
-    const std::vector<int32_t> prompt = {1, 400, 30, 200, 7};
-    std::vector<float> want, got;
-    auto c1 = cpu.make_cache(kernels::tensor_type::f32, 64), c2 = gpu.make_cache(kernels::tensor_type::f32, 64);
-    REQUIRE(cpu.eval(c1, prompt, want).has_value());
-    REQUIRE(gpu.eval(c2, prompt, got).has_value());
-    CHECK(got == want);
+    check_untaken_cache_on_cpu("CUDA");
 }

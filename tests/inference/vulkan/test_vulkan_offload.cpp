@@ -52,42 +52,7 @@ TEST_CASE("vulkan offload: q8_0 and q4_0 caches, K and V apart, live on the devi
     using kernels::tensor_type;
     // Both quantized types in K and in V (lavapipe is slow: two pairs, three prompts' first 100 tokens).
     const kv_types types = GENERATE(kv_types(tensor_type::q8_0, tensor_type::q4_0), kv_types(tensor_type::q4_0, tensor_type::q8_0));
-    INFO("cache " << kv_types_name(types));
-    auto tm = load_test_model(path);
-    kernels::thread_pool pool(2);
-    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
-    auto dev = device_for(tm.mdl, *parse_gpu_layers("2"));
-    if (!dev) return;
-    REQUIRE(dev->takes_cache(types));
-    gpu.set_layer_device(std::move(dev));
-    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
-                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
-    const hparams & hp = tm.mdl.hp();
-    int n_identical = 0, n_prompts = 0;
-    float worst = 0;
-    for (const auto & r : golden.at("results").as_array()) {
-        if (n_prompts == 3) break;
-        auto prompt = json_ids(r.at("prompt_tokens"));
-        prompt.resize(std::min<size_t>(prompt.size(), 100));
-        const auto want = greedy(cpu, prompt, 8, types);
-        const auto got = greedy(gpu, prompt, 8, types);
-        // The last two layers' rows are on the device, in these types.
-        REQUIRE(got.host_layers == hp.n_layer - 2);
-        CHECK(got.device_bytes == kv_bytes_per_token(types, 2, hp.n_embd_kv()) * got.n_alloc);
-        for (size_t i = 0; i < want.first_logits.size(); ++i)
-            worst = std::max(worst, std::fabs(want.first_logits[i] - got.first_logits[i]));
-        n_identical += got.tokens == want.tokens;
-        ++n_prompts;
-    }
-    std::printf("Vulkan offload, default model, --gpu-layers 2, cache %s: %d/%d greedy continuations identical, "
-                "max |dlogit| after the prompt %.3g\n", kv_types_name(types).c_str(), n_identical, n_prompts, worst);
-    // The device's sums run in another order than the CPU's, so its K and V rows differ in their
-    // last bits, and a quantized row rounds such a difference to a whole step now and then. On
-    // these prompts an f16 cache moves the logits by up to 0.31 (2 of 3 continuations identical),
-    // q8_0/q4_0 by 0.49 and q4_0/q8_0 by 0.51 (3 of 3): the bound leaves room for that, and a
-    // continuation may part where two tokens are closer than it.
-    CHECK(n_identical >= n_prompts - 1);
-    CHECK(worst < 0.75f);
+    check_quantized_cache_offload("Vulkan", path, types);
 }
 
 TEST_CASE("vulkan offload: weights imported from the mapped file (zero-copy) give the logits of copied ones, bit "
@@ -127,18 +92,7 @@ TEST_CASE("vulkan offload: weights imported from the mapped file (zero-copy) giv
 
 TEST_CASE("vulkan offload: a cache type the device does not take runs on the CPU, bit for bit",
           "[inference][vulkan]") {
-    auto tm = load_test_model(std::string(HEARTH_FIXTURES_DIR) + "/models/stories260K-Q8_0.gguf");
-    kernels::thread_pool pool(1);
-    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
-    auto dev = device_for(tm.mdl, {gpu_layers::kind::all, 0, 0});
-    if (!dev) return;
-    gpu.set_layer_device(std::move(dev));
-    const std::vector<int32_t> prompt = {1, 400, 30, 200, 7};
-    std::vector<float> want, got;
-    auto c1 = cpu.make_cache(kernels::tensor_type::f32, 64), c2 = gpu.make_cache(kernels::tensor_type::f32, 64);
-    REQUIRE(cpu.eval(c1, prompt, want).has_value());
-    REQUIRE(gpu.eval(c2, prompt, got).has_value());
-    CHECK(got == want);
+    check_untaken_cache_on_cpu("Vulkan");
 }
 
 TEST_CASE("vulkan offload: auto places as many layers as a capped device memory holds", "[inference][vulkan]") {
