@@ -64,13 +64,13 @@ uint64_t kv_bytes_per_token(const kv_types & types, int32_t n_layer, int32_t n_e
     return static_cast<uint64_t>(n_layer) * (kernels::row_size(types.k, n_embd_kv) + kernels::row_size(types.v, n_embd_kv));
 }
 
-kv_cache::kv_cache(kv_types types, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx)
-    : types_(types), n_layer_(n_layer), n_embd_kv_(n_embd_kv), n_ctx_(n_ctx),
+kv_cache::kv_cache(kv_types types, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx, bool k_smoothed)
+    : types_(types), k_smoothed_(k_smoothed), n_layer_(n_layer), n_embd_kv_(n_embd_kv), n_ctx_(n_ctx),
       k_row_bytes_(kernels::row_size(types.k, n_embd_kv)), v_row_bytes_(kernels::row_size(types.v, n_embd_kv)),
       k_(n_layer), v_(n_layer) {}
 
 kv_cache::kv_cache(const kv_cache & o)
-    : types_(o.types_), n_layer_(o.n_layer_), n_embd_kv_(o.n_embd_kv_), n_ctx_(o.n_ctx_), k_row_bytes_(o.k_row_bytes_),
+    : types_(o.types_), k_smoothed_(o.k_smoothed_), n_layer_(o.n_layer_), n_embd_kv_(o.n_embd_kv_), n_ctx_(o.n_ctx_), k_row_bytes_(o.k_row_bytes_),
       v_row_bytes_(o.v_row_bytes_), n_alloc_(o.n_alloc_), n_pos_(o.n_pos_), k_(o.k_), v_(o.v_) {
     if (!o.device_) return;
     for (int32_t il = o.device_->first_layer(); il < n_layer_; ++il) {

@@ -3,7 +3,8 @@
 // Layout per layer: K and V are each [n_pos][n_embd_kv] rows of their type, one row per
 // position, so a position's row can be written once and never moved. q8_0/q4_0 need
 // head_dim % 32 == 0, so each head's slice of a row is whole blocks (attention reads one head
-// at a time).
+// at a time). A quantized K may hold keys divided by the model's scales (k_smoothed(),
+// k_smoothing.h); the queries that read them take the scales too.
 // Storage grows in steps of k_grow_positions up to n_ctx, so a short file's slot costs
 // what it holds, not the whole context.
 // The rows of the last layers may live in a device's memory instead (kv_device_rows, attached by
@@ -102,7 +103,9 @@ class kv_cache {
 public:
     static constexpr int32_t k_grow_positions = 256;
 
-    kv_cache(kv_types types, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx);
+    // k_smoothed: K rows are stored divided by the model's k_smoothing scales (k_smoothing.h),
+    // which whoever evaluates or saves the cache must honour.
+    kv_cache(kv_types types, int32_t n_layer, int32_t n_embd_kv, int32_t n_ctx, bool k_smoothed = false);
     // A copy holds every row on the host (a device's rows read back; if that fails, the copy is
     // empty); the device adopts it when it next evaluates it.
     kv_cache(const kv_cache & other);
@@ -112,6 +115,7 @@ public:
     ~kv_cache() = default;
 
     const kv_types & types() const { return types_; }
+    bool k_smoothed() const { return k_smoothed_; }
     int32_t n_ctx() const { return n_ctx_; }
     int32_t n_layer() const { return n_layer_; }
     int32_t n_embd_kv() const { return n_embd_kv_; }
@@ -159,6 +163,7 @@ private:
     }
 
     kv_types types_;
+    bool k_smoothed_;
     int32_t n_layer_;
     int32_t n_embd_kv_;
     int32_t n_ctx_;

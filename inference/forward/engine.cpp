@@ -9,16 +9,17 @@
 
 namespace hearth::inference {
 engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
-    : model_(m), pool_(pool), n_batch_(n_batch), cpu_(m, pool, n_batch) {
+    : model_(m), pool_(pool), n_batch_(n_batch), smoothing_(k_smoothing::from_model(m)), cpu_(m, smoothing_, pool, n_batch) {
     const size_t nb = static_cast<size_t>(n_batch);
     pos_.resize(nb);
     n_kv_.resize(nb);
     kv_start_.resize(nb);
 }
 
-kv_cache engine::make_cache(kv_types types, int32_t n_ctx) const {
+kv_cache engine::make_cache(kv_types types, int32_t n_ctx, bool smooth_k) const {
     const hparams & hp = model_.hp();
-    return kv_cache(types, hp.n_layer, hp.n_embd_kv(), n_ctx);
+    const bool smoothed = smooth_k && k_smoothing::applies_to(types.k) && !smoothing_.empty();
+    return kv_cache(types, hp.n_layer, hp.n_embd_kv(), n_ctx, smoothed);
 }
 
 status engine::eval(kv_cache & cache, std::span<const token_id> tokens, std::vector<float> & logits, bool all_logits,
@@ -98,7 +99,8 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         cpu_.observe("inp_scaled", -1, act::x);
     }
     // Rows on a device that will not run this batch come home first (the CPU runs every layer).
-    const bool on_device = device_ && device_->takes_cache(cache.types());
+    // A smoothed K runs on the CPU: the device executors do not scale K and Q yet.
+    const bool on_device = device_ && device_->takes_cache(cache.types()) && !cache.k_smoothed();
     if (cache.device_rows() && !on_device)
         if (status s = cache.bring_home(); !s) return s;
 
@@ -110,7 +112,7 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         if (stop.stop_requested()) return fail("stopped");
         // The device's layers, all at once: the residual stream goes there and back (or, where
         // it runs every layer and the output, the logits come back instead).
-        if (device_ && il == device_->first_layer() && device_->takes_cache(cache.types())) {
+        if (device_ && on_device && il == device_->first_layer()) {
             float * device_logits = device_->runs_output() ? logits : nullptr;
             const status s = device_->eval_layers(x, n, pos_.data(), n_kv_.data(), kv_start_.data(), cache,
                                                   device_logits, first);

@@ -29,12 +29,17 @@ using token_id = int32_t;
 class engine {
 public:
     engine(const model & m, kernels::thread_pool & pool, int32_t n_batch = 256);
+    // Stays put: its CPU executor holds a reference to its smoothing.
+    engine(const engine &) = delete;
+    engine & operator=(const engine &) = delete;
 
     const model & mdl() const { return model_; }
     int32_t n_batch() const { return n_batch_; }
 
-    // A cache shaped for this model.
-    kv_cache make_cache(kv_types types, int32_t n_ctx) const;
+    // A cache shaped for this model. A quantized K stores smoothed keys where the model has K
+    // scales (k_smoothing.h) unless smooth_k is false (for comparing the two).
+    kv_cache make_cache(kv_types types, int32_t n_ctx, bool smooth_k = true) const;
+    const k_smoothing & smoothing() const { return smoothing_; }
 
     // Evaluates tokens at positions [cache.n_pos(), cache.n_pos() + tokens.size()).
     // logits: n_vocab floats for the last token, or tokens.size() * n_vocab with all_logits.
@@ -97,6 +102,7 @@ private:
     kernels::thread_pool & pool_;
     int32_t n_batch_;
     bool step_order_ = false;   // eval_steps() in progress
+    k_smoothing smoothing_;     // the model's K scales, for the caches that store smoothed keys
     cpu_layers cpu_;            // the layer graph on the CPU, with the batch's activations
     std::vector<int32_t> pos_;  // [n_batch] positions of the batch's tokens
     std::vector<int32_t> n_kv_; // [n_batch] visible cache positions for each token (causal)

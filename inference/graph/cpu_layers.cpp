@@ -35,7 +35,8 @@ void cpu_layers::chunks(F && fn) {
     for_token_chunks(pool_, n_, fn);
 }
 
-cpu_layers::cpu_layers(const model & m, kernels::thread_pool & pool, int32_t n_batch) : hp_(m.hp()), pool_(pool) {
+cpu_layers::cpu_layers(const model & m, const k_smoothing & smoothing, kernels::thread_pool & pool, int32_t n_batch)
+    : hp_(m.hp()), smoothing_(smoothing), pool_(pool) {
     const auto nb = static_cast<size_t>(n_batch);
     for (int i = 0; i < k_act_count; ++i)
         if (static_cast<act>(i) != act::logits) bufs_[i].resize(nb * static_cast<size_t>(act_width(hp_, static_cast<act>(i))));
@@ -116,7 +117,15 @@ void cpu_layers::scale(act a, float s) {
 void cpu_layers::attention(int32_t il, bool sliding) {
     kv_cache & cache = *cache_;
     const int64_t n_kv = hp_.n_embd_kv();
+    // A smoothed cache holds k / s, and the scores take q * s (k_smoothing.h); k and q are not
+    // read after the attention.
+    const float * s = cache.k_smoothed() ? smoothing_.scales(il) : nullptr;
     chunks([&](int32_t t0, int32_t t1) {
+        if (s) {
+            k_smoothing::divide_keys(data(act::k) + offset(act::k, t0), s, t1 - t0, n_kv);
+            k_smoothing::multiply_queries(data(act::q) + offset(act::q, t0), s, t1 - t0, hp_.n_head, hp_.n_head_kv,
+                                          hp_.head_dim);
+        }
         for (int32_t t = t0; t < t1; ++t) {
             kernels::quantize_row(cache.types().k, data(act::k) + offset(act::k, t), cache.k_row(il, pos_[t]), n_kv);
             kernels::quantize_row(cache.types().v, data(act::v) + offset(act::v, t), cache.v_row(il, pos_[t]), n_kv);

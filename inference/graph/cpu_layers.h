@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "inference/cache/k_smoothing.h"
 #include "inference/cache/kv_cache.h"
 #include "inference/graph/layer_graph.h"
 #include "inference/graph/moe.h"
@@ -28,7 +29,8 @@ using activation_observer = std::function<void(std::string_view name, int32_t la
 
 class cpu_layers final : public layer_executor {
 public:
-    cpu_layers(const model & m, kernels::thread_pool & pool, int32_t n_batch);
+    // smoothing: the model's K scales, applied to a cache that stores smoothed keys; outlives this.
+    cpu_layers(const model & m, const k_smoothing & smoothing, kernels::thread_pool & pool, int32_t n_batch);
 
     // The batch the next operations run on: n tokens, their positions, visible lengths and
     // window starts ([n] each, as the engine keeps them), over cache. step_order: every row
@@ -66,6 +68,7 @@ private:
     void chunks(F && fn);
 
     const hparams & hp_;
+    const k_smoothing & smoothing_;
     kernels::thread_pool & pool_;
     kernels::matmul_context mm_;
     std::vector<float> bufs_[k_act_count];   // [n_batch][act_width] each (cur and attn wider: see the constructor;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/default_model.h"
+#include "inference/cache/k_smoothing.h"
 
 namespace hearth::inference {
 namespace {
@@ -194,6 +195,14 @@ bool read_fully(int fd, uint8_t * p, size_t n, uint64_t offset) {
     return true;
 }
 
+// The header's word for the K type: the type, and in its high half the rule of the scales its
+// rows are divided by where the cache stores smoothed keys (k_smoothing.h). An unsmoothed cache
+// writes the type alone, as version 2 always did; a smoothed slot never loads into a cache that
+// reads its rows as plain keys, nor one smoothed by another rule, and the other way round.
+uint32_t k_type_word(const kv_cache & c) {
+    return static_cast<uint32_t>(c.types().k) | (c.k_smoothed() ? k_smoothing::k_rule << 16 : 0u);
+}
+
 // A slot file's fixed header, up to and including the key length: magic, version, model id, K and
 // V types, layers, width, K and V row bytes, key length.
 constexpr size_t k_fixed_header_bytes = sizeof k_magic + 4 + 16 + 4 + 4 + 4 + 4 + 8 + 8 + 4;
@@ -210,7 +219,7 @@ status slot_store::save(const std::string & key, const sequence & seq) {
     w.bytes(k_magic, sizeof k_magic);
     w.put<uint32_t>(k_version);
     w.bytes(model_.bytes.data(), model_.bytes.size());
-    w.put<uint32_t>(static_cast<uint32_t>(c.types().k));
+    w.put<uint32_t>(k_type_word(c));
     w.put<uint32_t>(static_cast<uint32_t>(c.types().v));
     w.put<uint32_t>(static_cast<uint32_t>(c.n_layer()));
     w.put<uint32_t>(static_cast<uint32_t>(c.n_embd_kv()));
@@ -296,11 +305,11 @@ status read_slot_file(int fd, const std::string & name, const std::string & key,
     uint64_t k_row_bytes = 0, v_row_bytes = 0;
     if (!r.get(k_type) || !r.get(v_type) || !r.get(n_layer) || !r.get(n_embd_kv) || !r.get(k_row_bytes) || !r.get(v_row_bytes))
         return bad("truncated header");
-    if (k_type != static_cast<uint32_t>(c.types().k) || v_type != static_cast<uint32_t>(c.types().v) ||
+    if (k_type != k_type_word(c) || v_type != static_cast<uint32_t>(c.types().v) ||
         n_layer != static_cast<uint32_t>(c.n_layer()) || n_embd_kv != static_cast<uint32_t>(c.n_embd_kv()) ||
         k_row_bytes != c.row_bytes(kv_half::k) || v_row_bytes != c.row_bytes(kv_half::v))
         return bad("cache shape (types ", k_type, "/", v_type, ", ", n_layer, " layers, ", n_embd_kv, " wide, ", k_row_bytes,
-                   "/", v_row_bytes, "-byte rows) differs from this cache's (types ", static_cast<uint32_t>(c.types().k), "/",
+                   "/", v_row_bytes, "-byte rows) differs from this cache's (types ", k_type_word(c), "/",
                    static_cast<uint32_t>(c.types().v), ", ", c.n_layer(), " layers, ", c.n_embd_kv(), " wide, ",
                    c.row_bytes(kv_half::k), "/", c.row_bytes(kv_half::v), "-byte rows)");
     if (!r.get(key_len)) return bad("truncated header");

@@ -3,8 +3,9 @@
 // (XXH3-128 of its first MiB and its size), one file per key (XXH3-64 of the key):
 //   ${XDG_CACHE_HOME:-~/.cache}/hearth/slots/<model id>/<key hash>.slot
 // A file holds a header (magic, version, model id, K and V types and the shape, the key, the token
-// count), the tokens, each layer's K and V rows for those positions, and an XXH3-64 checksum
-// of everything before it. load() trusts nothing: a wrong magic, version, model, shape or
+// count; the K type's word also names the rule of smoothed K rows' scales, k_smoothing.h), the
+// tokens, each layer's K and V rows for those positions, and an XXH3-64 checksum of everything
+// before it. load() trusts nothing: a wrong magic, version, model, shape or
 // key, a short or long file, or a checksum mismatch is an error that says which, and the
 // sequence is left untouched. It never follows a symbolic link, never waits on a FIFO
 // (opened non-blocking, then anything but a regular file is refused), and reads only after

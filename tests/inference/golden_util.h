@@ -61,8 +61,9 @@ struct run_summary {
 
 // Runs every prompt of a completions.json (gen_golden.py's format): the prompt in one batch,
 // a free-running greedy continuation, and teacher-forced steps for the top-10 logits.
+// smooth_k: a quantized K stores smoothed keys where the model has K scales (engine::make_cache).
 inline run_summary run_completions_golden(const std::string & model_path, const std::string & golden_path,
-                                          kv_types cache_type) {
+                                          kv_types cache_type, bool smooth_k = true) {
     auto tm = load_test_model(model_path);
     const auto * mdl = &tm.mdl;
     const auto * voc = &tm.voc;
@@ -79,7 +80,7 @@ inline run_summary run_completions_golden(const std::string & model_path, const 
         // llama.cpp tokenized the prompt text with special tokens parsed; so must we
         CHECK(voc->tokenize(std::string(r.at("prompt").as_string()), true, true) == prompt);
 
-        sequence seq(eng.make_cache(cache_type, 2048));
+        sequence seq(eng.make_cache(cache_type, 2048, smooth_k));
         std::vector<float> logits;
         REQUIRE(prefill(eng, seq, prompt, logits).has_value());
         sequence forced = seq;

@@ -54,7 +54,9 @@ struct continuation {
 
 inline continuation greedy(engine & eng, const std::vector<int32_t> & prompt, int n_gen,
                            const kv_types & cache_types = kernels::tensor_type::f16) {
-    sequence seq(eng.make_cache(cache_types, 512));
+    // Plain quantized keys on both sides: a device's layers do not take a smoothed K yet
+    // (inference/cache/k_smoothing.h), and the CPU's are compared with them.
+    sequence seq(eng.make_cache(cache_types, 512, /*smooth_k=*/false));
     std::vector<float> logits;
     REQUIRE(eng.eval(seq.cache, prompt, logits).has_value());
     seq.tokens = prompt;

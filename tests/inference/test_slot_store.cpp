@@ -354,3 +354,32 @@ TEST_CASE("slot store: stale temporaries are removed, and everything in the fold
         CHECK(std::filesystem::exists(store.dir() + "/stray"));
     }
 }
+
+TEST_CASE("slot store: smoothed K rows and plain ones never load into each other's caches", "[inference][slot_store][k_smoothing]") {
+    // The same K type holds rows of another meaning when smoothed (k / s, k_smoothing.h).
+    temp_dir dir;
+    slot_store store(dir.path, the_model());
+    auto make = [](bool smoothed) {
+        sequence s(kv_cache(kernels::tensor_type::q8_0, 2, 64, 64, smoothed));
+        s.cache.reserve(5);
+        s.cache.set_n_pos(5);
+        s.tokens = {1, 2, 3, 4, 5};
+        s.n_batch_rows = 5;
+        return s;
+    };
+    for (const bool saved_smoothed : {false, true}) {
+        INFO("saved " << (saved_smoothed ? "smoothed" : "plain"));
+        REQUIRE(store.save("k", make(saved_smoothed)).has_value());
+        auto same = make(saved_smoothed);
+        same.cache.clear();
+        same.tokens.clear();
+        const auto ok = store.load("k", same, 64);
+        REQUIRE(ok.has_value());
+        CHECK(*ok);
+        CHECK(same.cache.n_pos() == 5);
+        auto other = make(!saved_smoothed);
+        const auto refused = store.load("k", other, 64);
+        REQUIRE_FALSE(refused.has_value());
+        CHECK_THAT(refused.message(), Catch::Contains("cache shape"));
+    }
+}
