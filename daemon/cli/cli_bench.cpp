@@ -170,9 +170,7 @@ std::vector<inference::token_id> random_tokens(int n, int32_t n_vocab, uint64_t 
 // test then measures what attention over a long context costs.
 inference::sequence at_depth(inference::engine & eng, const inference::kv_types & ct, int depth, int room, uint64_t seed,
                              std::vector<inference::token_id> & prefix) {
-    // With a device, plain quantized keys: its layers do not take smoothed ones yet
-    // (inference/cache/k_smoothing.h), and the bench measures the device.
-    inference::sequence seq(eng.make_cache(ct, depth + room, /*smooth_k=*/eng.device() == nullptr));
+    inference::sequence seq(eng.make_cache(ct, depth + room));
     prefix = random_tokens(depth, eng.mdl().hp().n_vocab, seed ^ 0xdeadbeefull);
     std::vector<float> logits;
     if (depth > 0) (void)inference::prefill(eng, seq, prefix, logits, /*reuse=*/false);

@@ -18,7 +18,9 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
 
 kv_cache engine::make_cache(kv_types types, int32_t n_ctx, bool smooth_k) const {
     const hparams & hp = model_.hp();
-    const bool smoothed = smooth_k && k_smoothing::applies_to(types.k) && !smoothing_.empty();
+    // A device's layers take plain keys only (they do not scale K and Q yet): with one attached,
+    // its caches stay plain, as before smoothing.
+    const bool smoothed = smooth_k && !device_ && k_smoothing::applies_to(types.k) && !smoothing_.empty();
     return kv_cache(types, hp.n_layer, hp.n_embd_kv(), n_ctx, smoothed);
 }
 

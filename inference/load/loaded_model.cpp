@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "inference/cache/k_smoothing.h"
 #include "inference/cache/kv_cache.h"
 
 namespace hearth::inference {
@@ -45,13 +44,7 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
         lm->cpu_reason_ = *no_gpu;
     } else if (gpu->how != gpu_layers::kind::count || gpu->n > 0) {
         const offload_room room{lm->n_ctx_, std::max(opts.device_slots, 1), opts.n_batch, *cache_types};
-        // A smoothed K (k_smoothing.h) is the CPU's alone for now: the device's layers would need
-        // to divide K and multiply Q by the scales too.
-        const bool smoothed = k_smoothing::applies_to(cache_types->k) && !lm->engine_->smoothing().empty();
-        result<offloaded_layers> dev =
-            smoothed ? fail("a ", kernels::tensor_type_info(cache_types->k).name, " K cache stores this model's keys smoothed, "
-                            "which only the CPU does yet; the layers run on the CPU (--cache-type-k f16 offloads them)")
-                     : make_layer_device(lm->model_, *gpu, room);
+        auto dev = make_layer_device(lm->model_, *gpu, room);
         if (dev && !dev->device->takes_cache(*cache_types))
             dev = fail(dev->device->describe(), " cannot hold a KV cache of ", kv_types_name(*cache_types),
                        " for this model (the devices take f16, q8_0 and q4_0); the layers run on the CPU");
