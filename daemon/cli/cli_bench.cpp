@@ -269,6 +269,10 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
         };
         bandwidth_now(size_t{1} << 30, 3);
 
+        auto gpu = inference::parse_gpu_layers(f->gpu_layers);
+        if (!gpu) { std::fprintf(stderr, "hearth bench: %s\n", gpu.message().c_str()); state.exit_code = 2; return; }
+        // `auto` asks once whether there is a GPU (a child process, daemon/cli/gpu_probe.h).
+        const auto no_gpu = gpu->how == inference::gpu_layers::kind::automatic ? probe_no_gpu() : std::nullopt;
         std::vector<bench_row> rows;
         for (const bool busy : f->busy ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
             std::unique_ptr<busy_neighbour> neighbour;
@@ -276,10 +280,8 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
             for (int nt : threads) {
                 kernels::thread_pool pool(nt);
                 inference::engine eng(mdl, pool, 512);
-                if (auto gpu = inference::parse_gpu_layers(f->gpu_layers); !gpu) {
-                    std::fprintf(stderr, "hearth bench: %s\n", gpu.message().c_str()); state.exit_code = 2; return;
-                } else if (auto none = gpu->how == inference::gpu_layers::kind::automatic ? probe_no_gpu() : std::nullopt) {
-                    std::fprintf(stderr, "hearth bench: --gpu-layers auto: none (%s)\n", none->c_str());
+                if (no_gpu) {
+                    std::fprintf(stderr, "hearth bench: --gpu-layers auto: none (%s)\n", no_gpu->c_str());
                 } else if (gpu->how != inference::gpu_layers::kind::count || gpu->n > 0) {
                     const int n_ctx = (pps.empty() ? 0 : *std::max_element(pps.begin(), pps.end())) + (tgs.empty() ? 0 : *std::max_element(tgs.begin(), tgs.end())) + *std::max_element(depths.begin(), depths.end()) + 16;
                     auto dev = inference::make_layer_device(mdl, *gpu, {n_ctx, 1, eng.n_batch()});

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "daemon/cli/cli_commands.h"
+#include "daemon/cli/gpu_probe.h"
 #include "inference/device/device_registry.h"
 
 namespace hearth::daemon {
@@ -16,7 +17,7 @@ void add_devices_command(CLI::App & app, cli_state & state) {
     cmd->callback([&state] {
         const auto backends = inference::device_backends();
         if (backends.empty()) {
-            if (probe) std::printf("none\tnone\t0\t%s\n", std::string(inference::k_no_gpu_backend).c_str());
+            if (probe) std::fputs(format_probe_line("none", "none", 0, inference::k_no_gpu_backend).c_str(), stdout);
             else std::printf("%s\n", std::string(inference::k_no_gpu_backend).c_str());
             state.exit_code = 0;
             return;
@@ -26,14 +27,13 @@ void add_devices_command(CLI::App & app, cli_state & state) {
             auto list = b.list();
             if (!list || list->empty()) {
                 const std::string why = "no " + backend + " device: " + (list ? std::string("the driver reports none") : list.message());
-                if (probe) std::printf("%s\tnone\t0\t%s\n", backend.c_str(), why.c_str());
+                if (probe) std::fputs(format_probe_line(backend, "none", 0, why).c_str(), stdout);
                 else std::printf("%-7s %s\n", backend.c_str(), why.c_str());
                 continue;
             }
             for (const kernels::device_summary & d : *list) {
                 if (probe) {
-                    std::printf("%s\t%s\t%llu\t%s\n", backend.c_str(), d.cpu ? "cpu" : "gpu",
-                                static_cast<unsigned long long>(d.memory_bytes), d.name.c_str());
+                    std::fputs(format_probe_line(backend, d.cpu ? "cpu" : "gpu", d.memory_bytes, d.name).c_str(), stdout);
                 } else {
                     std::printf("%-7s %-40s %8.1f GiB  %s\n", backend.c_str(), d.name.c_str(),
                                 static_cast<double>(d.memory_bytes) / (1024.0 * 1024 * 1024),

@@ -29,6 +29,12 @@ std::optional<probe_line> parse_probe_line(std::string_view line) {
     return probe_line{std::string(f[0]), std::string(f[1]), std::string(f[3])};
 }
 
+std::string format_probe_line(std::string_view backend, std::string_view kind, uint64_t bytes, std::string_view name) {
+    std::string line;
+    line.append(backend).append("\t").append(kind).append("\t").append(std::to_string(bytes)).append("\t");
+    return line.append(name).append("\n");
+}
+
 std::optional<std::string> no_gpu_reason(std::string_view out) {
     std::string why;
     const auto add = [&](const std::string & s) { why += (why.empty() ? "" : "; ") + s; };

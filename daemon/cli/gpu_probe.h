@@ -7,6 +7,7 @@
 // Thread-safety: any thread (each call spawns its own child).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct probe_line {
     std::string name;   // the device's name, or why the backend has none
 };
 std::optional<probe_line> parse_probe_line(std::string_view line);
+// The line `hearth devices --probe` writes for one device or backend (kind "gpu", "cpu", "none"),
+// with its newline: what parse_probe_line reads.
+std::string format_probe_line(std::string_view backend, std::string_view kind, uint64_t bytes, std::string_view name);
 
 // Why no GPU can take layers (every device a CPU device, no device, the probe failed), or
 // nullopt where some backend has a GPU. Waits at most k_gpu_probe_timeout_ms for the child.
