@@ -38,7 +38,7 @@ std::string before_edit(const std::string & text, const edit_history::edit & e) 
 }  // namespace
 
 TEST_CASE("edit history: typing at adjacent positions is one edit", "[lsp][edit_history]") {
-    typist t("x = 1\n")
+    typist t("x = 1\n");
     t.type(4, "42");
     REQUIRE(t.history.edits().size() == 1);
     const auto & e = t.history.edits().back();
@@ -49,7 +49,7 @@ TEST_CASE("edit history: typing at adjacent positions is one edit", "[lsp][edit_
 }
 
 TEST_CASE("edit history: a rename typed over a selection is one replacement", "[lsp][edit_history]") {
-    typist t("count = 0\nprint(count)\n")
+    typist t("count = 0\nprint(count)\n");
     t.change(0, 5, "t");     // the selection "count" replaced by the first key
     t.type(1, "otal");
     REQUIRE(t.history.edits().size() == 1);
@@ -61,7 +61,7 @@ TEST_CASE("edit history: a rename typed over a selection is one replacement", "[
 
 TEST_CASE("edit history: backspacing over typed text shrinks the edit, then over older text grows what it removed",
           "[lsp][edit_history]") {
-    typist t("abc\n")
+    typist t("abc\n");
     t.type(3, "xy");                 // abcxy
     t.change(4, 1, "");              // abcx
     t.change(3, 1, "");              // abc
@@ -76,7 +76,7 @@ TEST_CASE("edit history: backspacing over typed text shrinks the edit, then over
 }
 
 TEST_CASE("edit history: a change far away or after a pause starts a new edit", "[lsp][edit_history]") {
-    typist t("first line\nsecond line\n")
+    typist t("first line\nsecond line\n");
     t.type(5, "!");
     t.type(18, "?");                          // elsewhere
     CHECK(t.history.edits().size() == 2);
@@ -86,7 +86,7 @@ TEST_CASE("edit history: a change far away or after a pause starts a new edit", 
 }
 
 TEST_CASE("edit history: an edit before older ones shifts them onto the current text", "[lsp][edit_history]") {
-    typist t("aaa\nbbb\nccc\n")
+    typist t("aaa\nbbb\nccc\n");
     t.change(8, 3, "CCC");
     t.change(4, 3, "BBBBB");       // before it, longer
     t.change(0, 3, "");            // before both, shorter
