@@ -175,7 +175,7 @@ struct next_edit_request {
     // (a rewrite longer than that is no next edit).
     double max_growth = 0.25;
     int32_t margin_tokens = 16;
-    std::chrono::milliseconds time_budget{2000};
+    std::chrono::milliseconds time_budget{4000};
     // A warm-up: the prompt into the slot, nothing generated (as fim_request::prefill_only).
     bool prefill_only = false;
 };

@@ -466,6 +466,12 @@ public:
         params.stop_strings = inference::next_edit_stop_strings(fmt.family);
         for (const auto & t : inference::next_edit_end_texts(fmt.family))
             if (const token_id id = voc.find_token(t); id != inference::k_no_token) params.end_tokens.push_back(id);
+        // The rewrite stops once it has made its change and copied two lines of the window again:
+        // the rest of the window is taken as it is, so an edit near the cursor costs a few lines.
+        params.rule = [window = req.window, prefill = std::string(inference::next_edit_prefill(in))](std::string_view text) {
+            const auto r = inference::find_next_edit_resync(window, prefill + std::string(text));
+            return r ? r->text_end - prefill.size() : std::string_view::npos;
+        };
         params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
         auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop);
         if (!gen) return gen.error();
@@ -473,7 +479,7 @@ public:
         out.stop = to_stop_reason(gen->finish);
         const bool complete = gen->finish == inference::finish_reason::end_of_generation ||
                               gen->finish == inference::finish_reason::stop_rule;
-        out.window = inference::parse_next_edit_output(fmt.family, gen->text, complete, req.window);
+        out.window = inference::parse_next_edit_output(fmt.family, gen->text, complete, in);
         spdlog::debug("next edit {}: {} prompt tokens ({} cached) in {:.1f} ms, {} generated in {:.1f} ms, {}", req.uri,
                       pf->n_prompt, pf->n_reused, pf->t_ms, gen->tokens.size(), gen->t_ms,
                       out.window ? "read" : "not readable");

@@ -76,7 +76,7 @@ struct next_edit_settings {
     int32_t window_lines = 10;       // lines above and below the cursor's line that the model rewrites
     int32_t context_lines = 40;      // lines above and below the window shown as context (formats that show it)
     int32_t max_edits = 6;           // recent edits shown, the newest
-    uint32_t time_budget_ms = 2000;  // the rewrite's generation
+    uint32_t time_budget_ms = 4000;  // the rewrite's generation (bounded by the window's tokens first)
     bool warm_up = true;             // prefill the prompt when the cursor rests (hearth/cursorRest)
 };
 

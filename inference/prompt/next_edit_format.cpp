@@ -50,7 +50,7 @@ std::string sweep_prompt(const next_edit_input & in) {
     }
     p += "<|file_sep|>original/" + in.path + "\n" + std::string(without_final_newline(in.window_before)) + "\n";
     p += "<|file_sep|>current/" + in.path + "\n" + std::string(without_final_newline(in.window)) + "\n";
-    p += "<|file_sep|>updated/" + in.path + "\n";
+    p += "<|file_sep|>updated/" + in.path + "\n" + std::string(next_edit_prefill(in));
     return p;
 }
 
@@ -104,11 +104,43 @@ result<std::string> build_next_edit_prompt(next_edit_family f, std::optional<cha
             auto text = render_chat(*chat, {{"user", instruct_user_message(in)}});
             if (!text) return text.error();
             // The answer is opened with the fence: the model writes the window straight away.
-            return *text + "```" + in.language_id + "\n";
+            return *text + "```" + in.language_id + "\n" + std::string(next_edit_prefill(in));
         }
         case next_edit_family::none: break;
     }
     return fail("this model has no next-edit format (", next_edit_family_name(f), ")");
+}
+
+std::string_view next_edit_prefill(const next_edit_input & in) {
+    const size_t cursor = std::min(in.cursor, in.window.size());
+    const size_t nl = cursor == 0 ? std::string_view::npos : std::string_view(in.window).rfind('\n', cursor - 1);
+    return std::string_view(in.window).substr(0, nl == std::string_view::npos ? 0 : nl + 1);
+}
+
+std::optional<next_edit_resync> find_next_edit_resync(std::string_view window, std::string_view rewrite, int n_lines) {
+    // The complete lines of each (a rewrite's last, unfinished line waits), as [begin, end).
+    const auto lines_of = [](std::string_view t) {
+        std::vector<std::pair<size_t, size_t>> out;
+        for (size_t at = 0, nl; (nl = t.find('\n', at)) != std::string_view::npos; at = nl + 1) out.push_back({at, nl + 1});
+        return out;
+    };
+    const auto w = lines_of(window), g = lines_of(rewrite);
+    const auto wl = [&](size_t k) { return window.substr(w[k].first, w[k].second - w[k].first); };
+    const auto gl = [&](size_t k) { return rewrite.substr(g[k].first, g[k].second - g[k].first); };
+    size_t diverged = 0;
+    while (diverged < g.size() && diverged < w.size() && gl(diverged) == wl(diverged)) ++diverged;
+    const auto n = static_cast<size_t>(n_lines);
+    if (diverged == g.size() || g.size() < diverged + 1 + n) return std::nullopt;   // nothing changed yet, or no lines after it
+    const size_t first = g.size() - n;   // the rewrite's last n lines, after the change
+    bool text = false;
+    for (size_t k = first; k < g.size(); ++k) text = text || gl(k).find_first_not_of(" \t\r\n") != std::string_view::npos;
+    if (!text) return std::nullopt;
+    for (size_t j = diverged; j + n <= w.size(); ++j) {
+        bool same = true;
+        for (size_t k = 0; k < n && same; ++k) same = wl(j + k) == gl(first + k);
+        if (same) return next_edit_resync{g.back().second, w[j + n - 1].second};
+    }
+    return std::nullopt;
 }
 
 std::vector<std::string> next_edit_stop_strings(next_edit_family f) {
@@ -122,10 +154,12 @@ std::vector<std::string> next_edit_end_texts(next_edit_family f) {
 }
 
 std::optional<std::string> parse_next_edit_output(next_edit_family f, std::string_view generated, bool complete,
-                                                  std::string_view window) {
+                                                  const next_edit_input & in) {
     if (f == next_edit_family::none || !complete) return std::nullopt;
     if (generated.find("```") != std::string_view::npos) return std::nullopt;
-    std::string out(generated);
+    const std::string_view window = in.window;
+    std::string out = std::string(next_edit_prefill(in)) + std::string(generated);
+    if (const auto r = find_next_edit_resync(window, out); r && r->text_end == out.size()) out += window.substr(r->window_from);
     // The cursor mark copied back from the prompt is not part of the code.
     for (size_t at; (at = out.find(k_next_edit_cursor)) != std::string::npos;) out.erase(at, k_next_edit_cursor.size());
     // The last line ends as the window's does (the fence or separator after it takes a newline).

@@ -57,6 +57,21 @@ struct next_edit_input {
     size_t cursor = 0;                   // byte offset of the cursor in `window`
 };
 
+// The window's lines above the cursor's line: written into the prompt as the start of the
+// answer, so the model writes from the cursor's line on (the edit that follows is at or below
+// it; the lines above hold the edit just made). The answer read back starts with them.
+std::string_view next_edit_prefill(const next_edit_input & in);
+
+// Where a rewrite can stop early: once it has changed something and then copied `n_lines`
+// lines of the window again (at least one not blank), the rest is the window's, unchanged.
+// `text_end`: the end of those lines in `rewrite`; `window_from`: where the window goes on after
+// them. nullopt while the rewrite has not changed anything or not come back to the window yet.
+struct next_edit_resync {
+    size_t text_end = 0;
+    size_t window_from = 0;
+};
+std::optional<next_edit_resync> find_next_edit_resync(std::string_view window, std::string_view rewrite, int n_lines = 2);
+
 // What the instruct format writes where the cursor is.
 inline constexpr std::string_view k_next_edit_cursor = "<|cursor|>";
 
@@ -70,10 +85,12 @@ std::vector<std::string> next_edit_stop_strings(next_edit_family f);
 // Token texts that end the generation besides the vocabulary's end-of-generation set.
 std::vector<std::string> next_edit_end_texts(next_edit_family f);
 
-// The rewritten window from what the model wrote, given how it ended (`complete`: at its stop
-// string or end token, not cut by a budget) and the window it was shown; nullopt when it cannot
-// be read as one (cut short, a fence left in it). Its last line ends as the window's does.
+// The rewritten window from what the model wrote (after the prefill), given how it ended
+// (`complete`: at its stop string, end token or resync, not cut by a budget) and the window it
+// was shown; nullopt when it cannot be read as one (cut short, a fence left in it). A rewrite
+// that stopped at a resync goes on with the rest of the window. Its last line ends as the
+// window's does.
 std::optional<std::string> parse_next_edit_output(next_edit_family f, std::string_view generated, bool complete,
-                                                  std::string_view window);
+                                                  const next_edit_input & in);
 
 }  // namespace hearth::inference
