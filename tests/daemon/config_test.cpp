@@ -37,6 +37,14 @@ time-cap-ms = 0
 
 [chat]
 max-tokens = 256
+
+[next_edit]
+enabled = false
+window-lines = 6
+context-lines = 0
+max-edits = 3
+time-budget-ms = 900
+warm-up = false
 )";
     REQUIRE(load_config_text(text, "config.toml", c));
     CHECK(c.model_path == "/models/coder.gguf");
@@ -60,6 +68,13 @@ max-tokens = 256
     CHECK(c.completion.multi_line_time_budget_ms == 2500);
     CHECK(c.completion.time_cap_ms == 0);
     CHECK(c.chat.max_tokens == 256);
+    CHECK_FALSE(c.next_edit.enabled);
+    CHECK(c.next_edit.window_lines == 6);
+    CHECK(c.next_edit.context_lines == 0);
+    CHECK(c.next_edit.max_edits == 3);
+    CHECK(c.next_edit.time_budget_ms == 900);
+    CHECK_FALSE(c.next_edit.warm_up);
+    CHECK(daemon_config{}.next_edit.enabled);   // on by default
     CHECK(validate(c));
 }
 
