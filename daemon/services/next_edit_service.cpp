@@ -15,6 +15,9 @@ std::string next_edit_key(uint64_t owner, std::string_view uri) { return "next-e
 std::string warm_up_key(uint64_t owner) { return "next-edit warm-up\n" + std::to_string(owner); }
 }  // namespace
 
+std::string next_edit_id(uint64_t n) { return std::string(k_next_edit_id_prefix) + std::to_string(n); }
+bool is_next_edit_id(std::string_view id) { return id.starts_with(k_next_edit_id_prefix); }
+
 next_edit_ask next_edit_ask_of(const lsp::document & d, const lsp::position & at) {
     next_edit_ask ask;
     ask.uri = d.uri();
@@ -85,7 +88,7 @@ void next_edit_service::handle(uint64_t owner, const lsp::next_edit_params & p, 
         for (const auto & e : *r) {
             const lsp::range range{doc.position_of(e.begin), doc.position_of(e.end)};
             const lsp::range show{{range.start.line, 0}, {range.start.line, 0}};
-            res.edits.push_back({std::to_string(next_id_++), {doc.uri(), doc.version()}, range, e.text, show});
+            res.edits.push_back({next_edit_id(next_id_++), {doc.uri(), doc.version()}, range, e.text, show});
         }
         last_ms_.store(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         ++served_;

@@ -49,6 +49,12 @@ private:
     std::atomic<double> last_ms_{0};
 };
 
+// A next edit's id ("ne<n>"): hearth/didAccept and hearth/didReject carry it back, and the
+// prefix tells their feedback from a completion's.
+inline constexpr std::string_view k_next_edit_id_prefix = "ne";
+std::string next_edit_id(uint64_t n);
+bool is_next_edit_id(std::string_view id);
+
 // The ask of a request at `at`: the document's text and its edit history, copied.
 next_edit_ask next_edit_ask_of(const lsp::document & d, const lsp::position & at);
 

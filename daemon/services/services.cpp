@@ -57,8 +57,12 @@ lsp::handlers services::make_handlers(uint64_t owner) {
     h.on_did_partially_accept_completion = [this](const lsp::did_partially_accept_completion_params &) {
         ++feedback_.partially_accepted;
     };
-    h.on_did_accept = [this](const lsp::completion_feedback_params &) { ++feedback_.accepted; };
-    h.on_did_reject = [this](const lsp::completion_feedback_params &) { ++feedback_.rejected; };
+    h.on_did_accept = [this](const lsp::completion_feedback_params & p) {
+        ++(p.id && is_next_edit_id(*p.id) ? feedback_.next_edits_accepted : feedback_.accepted);
+    };
+    h.on_did_reject = [this](const lsp::completion_feedback_params & p) {
+        ++(p.id && is_next_edit_id(*p.id) ? feedback_.next_edits_rejected : feedback_.rejected);
+    };
     return h;
 }
 
@@ -151,6 +155,8 @@ lsp::status_result services::status() const {
     extra["nextEditsServed"] = next_edit_.served();
     extra["nextEditsPredicted"] = next_edit_.predicted();
     extra["lastNextEditMs"] = next_edit_.last_ms();
+    extra["nextEditsAccepted"] = feedback_.next_edits_accepted.load();
+    extra["nextEditsRejected"] = feedback_.next_edits_rejected.load();
     extra["completionsPartiallyAccepted"] = feedback_.partially_accepted.load();
     extra["jobsRunning"] = st.running;
     extra["jobsStarted"] = st.ran;

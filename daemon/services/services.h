@@ -29,6 +29,8 @@ struct feedback_counters {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> partially_accepted{0};
     std::atomic<uint64_t> rejected{0};
+    std::atomic<uint64_t> next_edits_accepted{0};   // hearth/didAccept / didReject with a next edit's id
+    std::atomic<uint64_t> next_edits_rejected{0};
 };
 
 class services {

@@ -43,6 +43,8 @@ void change(test_client & c, const std::string & uri, int version, int line, int
     REQUIRE(sent);
 }
 
+std::string k_uri_of(const json::object & edit) { return std::string(edit.at("textDocument").at("uri").as_string()); }
+
 json::object next_edit_params(const std::string & uri, int line, int ch) {
     return {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"position", {{"line", line}, {"character", ch}}}};
 }
@@ -116,7 +118,14 @@ TEST_CASE("daemon: hearth/nextEdit predicts the rename's next use", "[daemon][ne
     CHECK(json::serialize(e.at("range")) == R"({"start":{"line":3,"character":8},"end":{"line":3,"character":13}})");
     CHECK(json::serialize(e.at("showAt")) == R"({"start":{"line":3,"character":0},"end":{"line":3,"character":0}})");
     CHECK(json::serialize(e.at("textDocument")) == R"({"uri":"file:///w/prices.py","version":2})");
-    CHECK(!e.at("id").as_string().empty());
+    CHECK(e.at("id").as_string().starts_with("ne"));
+    // Its feedback is counted apart from completions'.
+    REQUIRE(c.notify("hearth/didAccept", {{"uri", k_uri_of(e)}, {"id", e.at("id")}, {"insertText", "total"}}));
+    REQUIRE(c.request(4, "hearth/status"));
+    const auto st = ok_result(c, 4);
+    CHECK(st.at("nextEditsAccepted").as_int64() == 1);
+    CHECK(st.at("completionsAccepted").as_int64() == 0);
+    CHECK(st.at("nextEditsPredicted").as_int64() == 1);
     // The model saw the edit as the history coalesced it.
     REQUIRE(d.model->last_next_edit().edits.size() == 1);
     CHECK(d.model->last_next_edit().edits[0].original == "    count = 0\n");
