@@ -27,6 +27,7 @@ public:
     result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override;
     // Always the local model's: the remote APIs have no next-edit request.
     result<next_edit_answer> next_edit(const next_edit_request & req, std::stop_token stop) override {
+        if (!local_) return fail("next edits need the local model; the remote engine has no next-edit request");
         return local_->next_edit(req, stop);
     }
     void release_document(std::string_view uri) override;
