@@ -33,6 +33,9 @@ size_t count_lines(std::string_view t, size_t b, size_t e) {
 }
 
 // The edit still stands where the history says (an older edit partly rewritten since may not).
+// Up to this many lines touched is an edit whatever the window's size.
+constexpr size_t k_max_lines_always_edit = 4;
+
 bool stands(const next_edit_ask & ask, const recent_edit & e) {
     return e.offset <= ask.text.size() && ask.text.compare(e.offset, e.inserted.size(), e.inserted) == 0;
 }
@@ -106,10 +109,11 @@ std::vector<predicted_edit> confident_edits(const next_edit_ask & ask, window_sp
     const std::string_view window = t.substr(w.begin, w.end - w.begin);
     const auto edits = diff_window(window, rewritten);
     if (edits.empty()) return {};
-    // A rewrite, not an edit: more than half the window's lines touched.
+    // A rewrite, not an edit: more than half the window's lines touched (and more than a few: a
+    // rename through a short function touches most of its lines).
     size_t touched = 0;
     for (const auto & e : edits) touched += count_lines(window, line_begin(window, e.begin), e.end) + 1;
-    if (touched * 2 > count_lines(window, 0, window.size()) + 1) return {};
+    if (touched * 2 > count_lines(window, 0, window.size()) + 1 && touched > k_max_lines_always_edit) return {};
     const recent_edit * latest = ask.edits.empty() || !stands(ask, ask.edits.back()) ? nullptr : &ask.edits.back();
     // The window as it was before the latest edit, brought back: an undo.
     if (latest && latest->offset >= w.begin && latest->offset + latest->inserted.size() <= w.end) {

@@ -5,10 +5,10 @@
 //   in the model's next-edit format and returns the window rewritten -> window_diff's minimal
 //   edits -> the confidence rules below -> edits at byte offsets of the document.
 // Confidence: "no edit" is the frequent, normal answer. Nothing is predicted when the rewrite
-// could not be read; when it changes more than half the window's lines (a rewrite, not an
-// edit); when it brings back the window as it was before the latest edit (an undo). Single
-// edits that change only whitespace, or that put back what the latest edit removed where it
-// removed it, are dropped.
+// could not be read; when it changes more than half the window's lines, and more than four
+// (a rewrite, not an edit); when it brings back the window as it was before the latest edit
+// (an undo). Single edits that change only whitespace, or that put back what the latest edit
+// removed where it removed it, are dropped.
 // Thread-safety: request_for() and the free functions are pure; run() and warm_up() follow
 // model_service's rule (the compute worker only).
 #pragma once

@@ -94,6 +94,15 @@ TEST_CASE("next edit: the confidence rules", "[daemon][next_edit]") {
         CHECK(confident_edits(ask, whole, std::string(k_text).insert(k_text.find("\n    return"), "   ")).empty());
         CHECK(confident_edits(ask, whole, "x = 1\ny = 2\nz = 3\nw = 4\nv = 5\n").empty());
     }
+    SECTION("a rename through a short function touches most of its lines and is still an edit") {
+        const std::string text = "def step(pos, v):\n    x = x + v\n    if x > 10:\n        x = 10\n    return x\n";
+        next_edit_ask small;
+        small.text = text;
+        small.edits = {{9, "x", "pos"}};
+        std::string renamed = text;
+        for (size_t at = 18; (at = renamed.find('x', at)) != std::string::npos;) renamed.replace(at, 1, "pos");
+        CHECK(confident_edits(small, {0, text.size()}, renamed).size() == 4);   // one per line
+    }
     SECTION("the latest edit undone: no edit") {
         std::string undone = k_text;
         undone.replace(undone.find("total = 0"), 5, "count");
