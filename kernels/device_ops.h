@@ -121,10 +121,12 @@ public:
     virtual void swiglu(const device_buffer & gate, const device_buffer & up, const device_buffer & y, int64_t n) = 0;
     virtual void silu(const device_buffer & x, const device_buffer & y, int64_t n) = 0;
     virtual void gelu(const device_buffer & x, const device_buffer & y, int64_t n) = 0;
-    // y[i] = a[i] + b[i % n_b] and y[i] = a[i] * b[i] over n elements (y may be a).
+    // y[i] = a[i] + b[i % n_b] and y[i] = a[i] * b[i % n_b] over n elements (n a multiple of n_b;
+    // y may be a): n_b = n element by element, n_b = a row's width for a vector over every row.
     virtual void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n,
                      int64_t n_b) = 0;
-    virtual void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) = 0;
+    virtual void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n,
+                     int64_t n_b) = 0;
     // x[i] *= s over n elements, in place.
     virtual void scale(const device_buffer & x, float s, int64_t n) = 0;
 

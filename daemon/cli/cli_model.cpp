@@ -84,14 +84,20 @@ void print_text(const model_info & m) {
         std::printf("  %-8s %8" PRIu64 " %16" PRIu64 " %14s\n", t.type.c_str(), t.n_tensors, t.n_elements, human_bytes(t.size_bytes, 2).c_str());
     row("weights mapped", human_bytes(m.weights_bytes, 2) + " (" + std::to_string(m.weights_bytes) + " bytes)");
 
-    std::printf("\nKV cache:\n  %-9s %13s %24s\n", "type", "per token", ("at context " + num_or_unknown(m.n_ctx_train)).c_str());
+    std::printf("\nKV cache:\n  %-10s %13s %24s\n", "type (K/V)", "per token", ("at context " + num_or_unknown(m.n_ctx_train)).c_str());
+    bool any_smoothed = false;
     for (const auto & c : m.kv_costs) {
+        const std::string type = c.type + (c.k_smoothed ? "*" : "");
+        any_smoothed = any_smoothed || c.k_smoothed;
         if (c.bytes_per_token)
-            std::printf("  %-9s %13s %24s\n", c.type.c_str(), human_bytes(*c.bytes_per_token, 2).c_str(),
+            std::printf("  %-10s %13s %24s\n", type.c_str(), human_bytes(*c.bytes_per_token, 2).c_str(),
                         c.bytes_model_ctx ? human_bytes(*c.bytes_model_ctx, 2).c_str() : "-");
         else
-            std::printf("  %-9s %13s   (%s)\n", c.type.c_str(), "n/a", c.why_not.c_str());
+            std::printf("  %-10s %13s   (%s)\n", type.c_str(), "n/a", c.why_not.c_str());
     }
+    if (any_smoothed)
+        std::printf("  * K stored smoothed: its bias's outlier pairs divided by powers of two, the queries\n"
+                    "    multiplied back (docs/design.md has what each pair keeps of llama.cpp's tokens)\n");
 
     const auto & mem = m.memory;
     std::printf("\nestimated peak RAM for %" PRIu64 " tokens of context, %" PRIu64 " cached files, %s KV cache, batch %" PRIu64 ":\n",
@@ -118,7 +124,7 @@ boost::json::object to_json(const model_info & m) {
         types.push_back(json::object{{"type", t.type}, {"tensors", t.n_tensors}, {"elements", t.n_elements}, {"bytes", t.size_bytes}});
     json::array kv;
     for (const auto & c : m.kv_costs) {
-        json::object o{{"type", c.type}};
+        json::object o{{"type", c.type}, {"k_smoothed", c.k_smoothed}};
         o["bytes_per_token"] = c.bytes_per_token ? json::value(*c.bytes_per_token) : json::value(nullptr);
         o["bytes_model_ctx"] = c.bytes_model_ctx ? json::value(*c.bytes_model_ctx) : json::value(nullptr);
         if (!c.bytes_per_token) o["why_not"] = c.why_not;

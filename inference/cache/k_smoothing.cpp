@@ -60,4 +60,21 @@ void k_smoothing::multiply_queries(float * q, const float * s, int64_t n_tokens,
         }
 }
 
+std::vector<float> k_smoothing::key_factors(int32_t il) const {
+    const float * s = scales(il);
+    if (!s) return {};
+    const auto & layer = layers_[static_cast<size_t>(il)];
+    std::vector<float> out(layer.size());
+    for (size_t c = 0; c < out.size(); ++c) out[c] = 1.0f / s[c];
+    return out;
+}
+
+std::vector<float> k_smoothing::query_factors(int32_t il, int64_t n_head, int64_t n_head_kv, int64_t head_dim) const {
+    const float * s = scales(il);
+    if (!s) return {};
+    std::vector<float> out(static_cast<size_t>(n_head * head_dim), 1.0f);
+    multiply_queries(out.data(), s, 1, n_head, n_head_kv, head_dim);
+    return out;
+}
+
 }  // namespace hearth::inference

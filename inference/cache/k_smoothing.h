@@ -8,7 +8,9 @@
 // two: k / s and q * s are exact in f32, so an unquantized row would give the same bits.
 // The scales come from the model alone (its K biases), once; a layer without a K bias, or with
 // a norm on K after it, has none. Where a model has no scale above 1, the smoothing is empty.
-// Only the CPU's layers smooth yet: a device's do not take a smoothed cache (engine.cpp).
+// The CPU's layers divide and multiply in place (divide_keys, multiply_queries); a device's
+// multiply by row vectors (key_factors, query_factors), which gives the same bits: 1 / s is
+// exact for a power of two.
 // Thread-safety: immutable after from_model().
 #pragma once
 
@@ -53,6 +55,12 @@ public:
     static void divide_keys(float * k, const float * s, int64_t n_tokens, int64_t n_embd_kv);
     static void multiply_queries(float * q, const float * s, int64_t n_tokens, int64_t n_head, int64_t n_head_kv,
                                  int64_t head_dim);
+
+    // The same as factors over one row, for a device's broadcast product: 1 / s [n_embd_kv] for
+    // the keys, and s spread over the query heads [n_head * head_dim]. Empty where layer il has
+    // no scales.
+    std::vector<float> key_factors(int32_t il) const;
+    std::vector<float> query_factors(int32_t il, int64_t n_head, int64_t n_head_kv, int64_t head_dim) const;
 
 private:
     std::vector<std::vector<float>> layers_;   // [n_layer][n_embd_kv or 0]; empty when no layer has a scale

@@ -33,7 +33,28 @@ status layer_device::upload_weights() {
     const hparams & hp = model_.hp();
     for (int32_t il = first_; il < hp.n_layer; ++il)
         if (status s = upload(layer_needs(hp, model_.layers()[il], il)); !s) return s;
+    if (status s = upload_smoothing(); !s) return s;
     if (output_) return upload(output_needs(model_));
+    return {};
+}
+
+// The model's K scales as the factors the device multiplies K and Q by (k_smoothing.h).
+status layer_device::upload_smoothing() {
+    const hparams & hp = model_.hp();
+    const k_smoothing smoothing = k_smoothing::from_model(model_);
+    key_factors_.resize(static_cast<size_t>(hp.n_layer));
+    query_factors_.resize(static_cast<size_t>(hp.n_layer));
+    for (int32_t il = first_; il < hp.n_layer; ++il) {
+        const auto k = smoothing.key_factors(il);
+        if (k.empty()) continue;
+        const auto q = smoothing.query_factors(il, hp.n_head, hp.n_head_kv, hp.head_dim);
+        auto kb = make_from(k.data(), k.size() * sizeof(float));
+        if (!kb) return kb.error();
+        auto qb = make_from(q.data(), q.size() * sizeof(float));
+        if (!qb) return qb.error();
+        key_factors_[static_cast<size_t>(il)] = std::move(*kb);
+        query_factors_[static_cast<size_t>(il)] = std::move(*qb);
+    }
     return {};
 }
 
@@ -211,6 +232,11 @@ void layer_device::attention(int32_t il, bool sliding) {
     const hparams & hp = model_.hp();
     const device_buffer & k_rows = rows_->rows(il, kv_half::k), & v_rows = rows_->rows(il, kv_half::v);
     const kv_types & types = cache_->types();
+    // A smoothed cache holds k / s, and the scores take q * s (k_smoothing.h).
+    if (const auto & kf = key_factors_[static_cast<size_t>(il)]; kf && cache_->k_smoothed()) {
+        ops_->mul(buf(act::k), *kf, buf(act::k), elements(act::k), hp.n_embd_kv());
+        ops_->mul(buf(act::q), *query_factors_[static_cast<size_t>(il)], buf(act::q), elements(act::q), hp.n_embd_q());
+    }
     ops_->kv_append(types.k, buf(act::k), k_rows, pos0_, n_, hp.n_embd_kv());
     ops_->kv_append(types.v, buf(act::v), v_rows, pos0_, n_, hp.n_embd_kv());
     ops_->attention(types.k, types.v, buf(act::q), k_rows, v_rows, *n_kv_, sliding ? *kv_start_ : *no_window_, *scores_,
@@ -222,7 +248,7 @@ void layer_device::add(act dst, act src) { ops_->add(buf(dst), buf(src), buf(dst
 void layer_device::gated(act gate, act up, ffn_activation f) {
     if (f == ffn_activation::gelu) {
         ops_->gelu(buf(gate), buf(gate), elements(gate));
-        ops_->mul(buf(gate), buf(up), buf(gate), elements(gate));
+        ops_->mul(buf(gate), buf(up), buf(gate), elements(gate), elements(gate));
     } else {
         ops_->swiglu(buf(gate), buf(up), buf(gate), elements(gate));
     }

@@ -10,7 +10,8 @@
 // The KV rows of the offloaded layers live on the device: the first batch a kv_cache meets it,
 // the device adopts the cache's rows of its layers (kv_device_rows, kv_cache.h), and they stay
 // there; the kv_cache reaches them for what the session cache does besides evaluating (chunk
-// shifts, slot files, the budget's accounting). make_layer_device() is the one place a device is
+// shifts, slot files, the budget's accounting). A cache of smoothed keys (k_smoothing.h) has K
+// multiplied by 1 / s and Q by s before kv_append, as the CPU's layers divide and multiply. make_layer_device() is the one place a device is
 // chosen: CUDA, then Vulkan, where the build has them, each placing the layers by layer_plan.h.
 // Thread-safety: owned by the engine (the compute worker).
 #pragma once
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "inference/cache/k_smoothing.h"
 #include "inference/cache/kv_cache.h"
 #include "inference/device/layer_plan.h"
 #include "inference/graph/layer_graph.h"
@@ -100,6 +102,7 @@ private:
     result<kv_device_rows *> rows_of(kv_cache & cache);
     status ensure_capacity(int32_t n, int32_t ctx);
     status upload(const layer_use & use);
+    status upload_smoothing();
     // After the layers (queued work finished): rows [first, n) of x to the top of x, then the
     // output block over them, its logits downloaded to `logits`.
     status output(float * logits, int32_t first, int32_t n);
@@ -115,6 +118,9 @@ private:
     std::string describe_;
     std::unordered_map<const void *, dev_weight> weights_;     // by the host weight's data
     std::unordered_map<const float *, buffer_ptr> vectors_;    // norm weights, biases, RoPE factors
+    // Per layer (null where it has no scales): k_smoothing's key and query factors, read where
+    // the cache holds smoothed keys. A few KiB a layer, left out of the plan's count.
+    std::vector<buffer_ptr> key_factors_, query_factors_;
     uint64_t imported_bytes_ = 0;                              // of weights_, read in place (import_host)
     int32_t n_cap_ = 0;
     // Activations, each [n_cap_][act_width]; pos_, n_kv_, kv_start_, no_window_: [n_cap_] int32;

@@ -18,9 +18,7 @@ engine::engine(const model & m, kernels::thread_pool & pool, int32_t n_batch)
 
 kv_cache engine::make_cache(kv_types types, int32_t n_ctx, bool smooth_k) const {
     const hparams & hp = model_.hp();
-    // A device's layers take plain keys only (they do not scale K and Q yet): with one attached,
-    // its caches stay plain, as before smoothing.
-    const bool smoothed = smooth_k && !device_ && k_smoothing::applies_to(types.k) && !smoothing_.empty();
+    const bool smoothed = smooth_k && k_smoothing::applies_to(types.k) && !smoothing_.empty();
     return kv_cache(types, hp.n_layer, hp.n_embd_kv(), n_ctx, smoothed);
 }
 
@@ -101,8 +99,7 @@ status engine::eval_batch(kv_cache & cache, const token_id * tokens, int32_t n, 
         cpu_.observe("inp_scaled", -1, act::x);
     }
     // Rows on a device that will not run this batch come home first (the CPU runs every layer).
-    // A smoothed K runs on the CPU: the device executors do not scale K and Q yet.
-    const bool on_device = device_ && device_->takes_cache(cache.types()) && !cache.k_smoothed();
+    const bool on_device = device_ && device_->takes_cache(cache.types());
     if (cache.device_rows() && !on_device)
         if (status s = cache.bring_home(); !s) return s;
 

@@ -37,8 +37,8 @@ public:
     int32_t n_batch() const { return n_batch_; }
 
     // A cache shaped for this model. A quantized K stores smoothed keys where the model has K
-    // scales (k_smoothing.h), unless smooth_k is false (for comparing the two) or a device is
-    // attached (its layers take plain keys).
+    // scales (k_smoothing.h), unless smooth_k is false (for comparing the two); the CPU's layers
+    // and a device's read either.
     kv_cache make_cache(kv_types types, int32_t n_ctx, bool smooth_k = true) const;
     const k_smoothing & smoothing() const { return smoothing_; }
 

@@ -1,5 +1,6 @@
 #include "inference/load/model_info.h"
 
+#include "inference/cache/k_smoothing.h"
 #include "inference/prompt/chat_template.h"
 #include "inference/prompt/fim_format.h"
 #include "inference/tokenizer/vocab.h"
@@ -191,7 +192,10 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     if (*name) m.name = std::string(**name);
 
     std::map<std::string, tensor_type_usage> by_type;
+    bool k_bias = false, k_norm = false;   // a smoothed K needs the first and not the second
     for (const auto & t : f.tensors()) {
+        k_bias = k_bias || t.name.ends_with("attn_k.bias");
+        k_norm = k_norm || t.name.ends_with("attn_k_norm.weight");
         const auto n = static_cast<uint64_t>(t.n_elements());
         m.n_params += n;
         auto & u = by_type[std::string(kernels::tensor_type_info(t.type).name)];
@@ -244,9 +248,11 @@ result<model_info> describe_model(const gguf::gguf_file & f, const memory_option
     if (!err) return err.error();
 
     for (const kv_types t : {kv_types(tensor_type::f16), kv_types(tensor_type::f16, tensor_type::q8_0),
-                             kv_types(tensor_type::q8_0), kv_types(tensor_type::q4_0)}) {
+                             kv_types(tensor_type::q8_0, tensor_type::f16), kv_types(tensor_type::q8_0),
+                             kv_types(tensor_type::q4_0)}) {
         kv_cache_cost c;
         c.type = kv_types_name(t);
+        c.k_smoothed = k_bias && !k_norm && k_smoothing::applies_to(t.k);
         c.bytes_per_token = kv_bytes_per_token(t, m.n_layer, m.n_head_kv, m.head_dim_k, m.head_dim_v);
         if (c.bytes_per_token) {
             if (m.n_ctx_train) c.bytes_model_ctx = mul_sat(*c.bytes_per_token, m.n_ctx_train);

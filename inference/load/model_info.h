@@ -40,6 +40,9 @@ struct tensor_type_usage {
 
 struct kv_cache_cost {
     std::string type;                         // "f16", "f16/q8_0" (K/V), "q8_0", "q4_0"
+    // A quantized K of this model is stored smoothed (k_smoothing.h: the model has K biases
+    // without a norm after them); the bytes are the same.
+    bool k_smoothed = false;
     std::optional<uint64_t> bytes_per_token;  // nullopt: the type cannot hold this model's heads
     std::optional<uint64_t> bytes_model_ctx;  // for the model's own context length
     std::string why_not;                      // set when bytes_per_token is nullopt
@@ -105,7 +108,7 @@ struct model_info {
     std::string chat_format;        // what `hearth chat` uses ("" when none fits)
     std::string chat_format_reason; // why: the template's markers or the vocabulary's tokens, or why none
 
-    std::vector<kv_cache_cost> kv_costs;  // f16, f16/q8_0, q8_0, q4_0
+    std::vector<kv_cache_cost> kv_costs;  // f16, f16/q8_0, q8_0/f16, q8_0, q4_0
     memory_estimate memory;
     std::vector<std::string> notes;       // hparams that were missing or odd, said plainly
 };

@@ -68,8 +68,8 @@ public:
     void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
         cuda::add(cu(a), cu(b), cu(y), n, n_b);
     }
-    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) override {
-        cuda::mul(cu(a), cu(b), cu(y), n);
+    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
+        cuda::mul(cu(a), cu(b), cu(y), n, n_b);
     }
     void scale(const device_buffer & x, float s, int64_t n) override { cuda::scale(cu(x), s, n); }
 

@@ -108,9 +108,9 @@ __global__ void add_kernel(const float * a, const float * b, float * y, int64_t 
     if (i < n) y[i] = a[i] + b[i % n_b];
 }
 
-__global__ void mul_kernel(const float * a, const float * b, float * y, int64_t n) {
+__global__ void mul_kernel(const float * a, const float * b, float * y, int64_t n, int64_t n_b) {
     const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a[i] * b[i];
+    if (i < n) y[i] = a[i] * b[i % n_b];
 }
 
 __global__ void scale_kernel(float * x, float s, int64_t n) {
@@ -186,12 +186,12 @@ void add(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_
         static_cast<const float *>(a.data()), static_cast<const float *>(b.data()), static_cast<float *>(y.data()), n, n_b);
 }
 
-void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n) {
-    assert(n > 0);
-    assert(a.size() >= static_cast<size_t>(n) * sizeof(float) && b.size() >= static_cast<size_t>(n) * sizeof(float));
+void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b) {
+    assert(n > 0 && n_b > 0 && n % n_b == 0);
+    assert(a.size() >= static_cast<size_t>(n) * sizeof(float) && b.size() >= static_cast<size_t>(n_b) * sizeof(float));
     assert(y.size() >= static_cast<size_t>(n) * sizeof(float));
     mul_kernel<<<groups(n), k_block, 0, as_stream(a.dev().stream())>>>(
-        static_cast<const float *>(a.data()), static_cast<const float *>(b.data()), static_cast<float *>(y.data()), n);
+        static_cast<const float *>(a.data()), static_cast<const float *>(b.data()), static_cast<float *>(y.data()), n, n_b);
 }
 
 void scale(const buffer & x, float s, int64_t n) {

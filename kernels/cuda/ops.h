@@ -62,9 +62,9 @@ void rope(const buffer & x, const buffer & pos, int64_t n_tokens, int64_t n_head
 void swiglu(const buffer & gate, const buffer & up, const buffer & y, int64_t n);   // silu(gate) * up
 void silu(const buffer & x, const buffer & y, int64_t n);                           // x / (1 + exp(-x))
 void gelu(const buffer & x, const buffer & y, int64_t n);   // the CPU's: via f16 in and out, 0 below -10, x from 10
-// y[i] = a[i] + b[i % n_b] over n elements (n a multiple of n_b; y may be a).
+// y[i] = a[i] + b[i % n_b] and a[i] * b[i % n_b] over n elements (n a multiple of n_b; y may be a).
 void add(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
-void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n);   // y[i] = a[i] * b[i]
+void mul(const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);   // y[i] = a[i] * b[i % n_b]
 void scale(const buffer & x, float s, int64_t n);                            // x[i] *= s in place
 
 // The router of a mixture of experts, as inference/graph/moe.cpp: per token the softmax of its logits

@@ -85,8 +85,8 @@ public:
     void add(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
         vulkan::add(stream_, vk(a), vk(b), vk(y), n, n_b);
     }
-    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n) override {
-        vulkan::mul(stream_, vk(a), vk(b), vk(y), n);
+    void mul(const device_buffer & a, const device_buffer & b, const device_buffer & y, int64_t n, int64_t n_b) override {
+        vulkan::mul(stream_, vk(a), vk(b), vk(y), n, n_b);
     }
     void scale(const device_buffer & x, float s, int64_t n) override { vulkan::scale(stream_, vk(x), s, n); }
 

@@ -115,13 +115,14 @@ void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64
     assert(n > 0 && n_b > 0 && n % n_b == 0);
     assert(a.size() >= static_cast<size_t>(n) * sizeof(float) && y.size() >= static_cast<size_t>(n) * sizeof(float));
     assert(b.size() >= static_cast<size_t>(n_b) * sizeof(float));
-    const add_push push{static_cast<uint32_t>(n), static_cast<uint32_t>(n_b)};
+    const binary_push push{static_cast<uint32_t>(n), static_cast<uint32_t>(n_b)};
     dispatch_elementwise(s, "add", {&a, &b, &y}, &push, n);
 }
 
-void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n) {
-    assert(n > 0 && holds_floats(a, n) && holds_floats(b, n) && holds_floats(y, n));
-    const elementwise_push push{static_cast<uint32_t>(n)};
+void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b) {
+    assert(n > 0 && n_b > 0 && n % n_b == 0);
+    assert(holds_floats(a, n) && holds_floats(b, n_b) && holds_floats(y, n));
+    const binary_push push{static_cast<uint32_t>(n), static_cast<uint32_t>(n_b)};
     dispatch_elementwise(s, "mul", {&a, &b, &y}, &push, n);
 }
 

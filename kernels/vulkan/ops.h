@@ -78,7 +78,7 @@ result<buffer> make_gelu_table(const device & dev);
 // n_b (n a multiple of n_b). y may be a (in place).
 void add(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
 // y[i] = a[i] * b[i] over n elements (y may be a).
-void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n);
+void mul(stream & s, const buffer & a, const buffer & b, const buffer & y, int64_t n, int64_t n_b);
 // x[i] *= factor over n elements, in place.
 void scale(stream & s, const buffer & x, float factor, int64_t n);
 

@@ -64,7 +64,7 @@ struct swiglu_push {         // shaders/swiglu.comp
     uint32_t n;
 };
 
-struct elementwise_push {   // shaders/silu.comp, gelu.comp, mul.comp
+struct elementwise_push {   // shaders/silu.comp, gelu.comp
     uint32_t n;
 };
 
@@ -73,7 +73,7 @@ struct scale_push {          // shaders/scale.comp: x[i] *= s
     float s;
 };
 
-struct add_push {            // shaders/add.comp: y[i] = a[i] + b[i % n_b]
+struct binary_push {         // shaders/add.comp, mul.comp: y[i] = a[i] op b[i % n_b]
     uint32_t n;
     uint32_t n_b;
 };

@@ -23,6 +23,7 @@
 #include "inference/session/sequence.h"
 #include "inference/session/session_cache.h"
 #include "inference/session/slot_store.h"
+#include "kernels/quant.h"
 #include "tests/default_model.h"
 #include "tests/inference/golden_util.h"
 #include "tests/inference/python_util.h"
@@ -50,17 +51,17 @@ struct continuation {
     // The cache after the prompt: the layers whose rows the host holds, and the device's bytes.
     int32_t host_layers = 0, n_alloc = 0;
     uint64_t device_bytes = 0;
+    bool k_smoothed = false;   // the cache held smoothed keys (k_smoothing.h)
 };
 
 inline continuation greedy(engine & eng, const std::vector<int32_t> & prompt, int n_gen,
                            const kv_types & cache_types = kernels::tensor_type::f16) {
-    // Plain quantized keys on both sides: a device's layers do not take a smoothed K yet
-    // (inference/cache/k_smoothing.h), and the CPU's are compared with them.
-    sequence seq(eng.make_cache(cache_types, 512, /*smooth_k=*/false));
+    sequence seq(eng.make_cache(cache_types, 512));
     std::vector<float> logits;
     REQUIRE(eng.eval(seq.cache, prompt, logits).has_value());
     seq.tokens = prompt;
-    continuation c{{}, logits, seq.cache.host_layers(), seq.cache.n_alloc(), seq.cache.device_bytes()};
+    continuation c{{}, logits, seq.cache.host_layers(), seq.cache.n_alloc(), seq.cache.device_bytes(),
+                   seq.cache.k_smoothed()};
     for (int i = 0; i < n_gen; ++i) {
         const int32_t tok = sampler::argmax(logits);
         c.tokens.push_back(tok);
@@ -335,9 +336,11 @@ inline void check_quantized_cache_offload(const char * backend, const std::strin
         prompt.resize(std::min<size_t>(prompt.size(), 100));
         const auto want = greedy(cpu, prompt, 8, types);
         const auto got = greedy(gpu, prompt, 8, types);
-        // The last two layers' rows are on the device, in these types.
+        // The last two layers' rows are on the device, in these types (a quantized K smoothed on
+        // both sides; these layers have no K scales: check_smoothed_cache_offload has one that does).
         REQUIRE(got.host_layers == hp.n_layer - 2);
         CHECK(got.device_bytes == kv_bytes_per_token(types, 2, hp.n_embd_kv()) * got.n_alloc);
+        CHECK(got.k_smoothed == want.k_smoothed);
         for (size_t i = 0; i < want.first_logits.size(); ++i)
             worst = std::max(worst, std::fabs(want.first_logits[i] - got.first_logits[i]));
         n_identical += got.tokens == want.tokens;
@@ -348,6 +351,59 @@ inline void check_quantized_cache_offload(const char * backend, const std::strin
                 worst);
     CHECK(n_identical >= n_prompts - 1);
     CHECK(worst < 0.75f);
+}
+
+// A smoothed q8_0 K made on the device (k_smoothing.h): the default model's K scales are in
+// layers 0-4 and 8, so with 16 layers there layer 8's keys are divided and its queries multiplied
+// by the device. Its layer-8 K rows must be the CPU's (up to a q8 step where the products
+// differ in the last bits; an unscaled pair would be s >= 2 times the CPU's, 8 and more apart),
+// and the logits may part from the CPU's only as far as its f16 cache's part from the CPU's f16
+// one (last-bit differences through 16 layers).
+inline void check_smoothed_cache_offload(const char * backend, const std::string & model_path) {
+    auto tm = load_test_model(model_path);
+    kernels::thread_pool pool(2);
+    engine cpu(tm.mdl, pool), gpu(tm.mdl, pool);
+    REQUIRE(cpu.smoothing().scales(8));
+    auto dev = device_or_skip(backend, tm.mdl, {gpu_layers::kind::count, 16, 0});
+    if (!dev) return;
+    gpu.set_layer_device(std::move(dev));
+    const auto golden = read_json_file(std::string(HEARTH_SOURCE_DIR) +
+                                       "/tests/golden/qwen2.5-coder-0.5b-instruct-q4_k_m/completions.json");
+    auto prompt = json_ids(golden.at("results").as_array()[0].at("prompt_tokens"));
+    prompt.resize(64);   // lavapipe is slow: 16 layers over 64 tokens and 4 more
+    using kernels::tensor_type;
+    float drift[2] = {0, 0};
+    const kv_types types[2] = {kv_types(tensor_type::f16), kv_types(tensor_type::q8_0, tensor_type::f16)};
+    for (int i = 0; i < 2; ++i) {
+        INFO(backend << ", cache " << kv_types_name(types[i]));
+        const auto want = greedy(cpu, prompt, 4, types[i]);
+        const auto got = greedy(gpu, prompt, 4, types[i]);
+        REQUIRE(got.host_layers == tm.mdl.hp().n_layer - 16);
+        CHECK(want.k_smoothed == (i == 1));
+        CHECK(got.k_smoothed == want.k_smoothed);
+        CHECK(got.tokens == want.tokens);
+        for (size_t j = 0; j < want.first_logits.size(); ++j)
+            drift[i] = std::max(drift[i], std::fabs(want.first_logits[j] - got.first_logits[j]));
+    }
+    // Layer 8's K rows after the prompt, from the device and from the CPU, dequantized.
+    sequence on_cpu(cpu.make_cache(types[1], 512)), on_device(gpu.make_cache(types[1], 512));
+    std::vector<float> logits;
+    REQUIRE(cpu.eval(on_cpu.cache, prompt, logits).has_value());
+    REQUIRE(gpu.eval(on_device.cache, prompt, logits).has_value());
+    REQUIRE(on_device.cache.bring_home().has_value());
+    const int64_t n_kv = tm.mdl.hp().n_embd_kv();
+    std::vector<float> a(static_cast<size_t>(n_kv)), b(a.size());
+    float k_apart = 0;
+    for (int32_t t = 0; t < static_cast<int32_t>(prompt.size()); ++t) {
+        kernels::dequantize_row(types[1].k, on_cpu.cache.k_row(8, t), a.data(), n_kv);
+        kernels::dequantize_row(types[1].k, on_device.cache.k_row(8, t), b.data(), n_kv);
+        for (size_t c = 0; c < a.size(); ++c) k_apart = std::max(k_apart, std::fabs(a[c] - b[c]));
+    }
+    std::printf("%s offload, default model, --gpu-layers 16: layer 8's smoothed K rows at most %.3g from the CPU's; "
+                "max |dlogit| against the CPU after 64 tokens: f16 %.3g, q8_0 smoothed/f16 %.3g\n", backend, k_apart,
+                drift[0], drift[1]);
+    CHECK(k_apart < 1.0f);
+    CHECK(drift[1] < 2 * drift[0] + 0.1f);
 }
 
 // A cache type the device does not take (f32): the layers run on the CPU, bit for bit.

@@ -168,6 +168,23 @@ TEST_CASE("model info: KV cache and peak RAM for a qwen2-shaped model", "[infere
     CHECK(m.notes.empty());
 }
 
+TEST_CASE("model info: the q8_0/f16 pair's cost, and which rows store a smoothed K", "[inference][gguf][k_smoothing]") {
+    // Without K biases no row is smoothed; with them every quantized K is (k_smoothing.h), unless
+    // a norm follows the bias (qwen3's attn_k_norm), which leaves the bias no say.
+    gguf_builder g = qwen_like();
+    const model_info plain = describe(g);
+    CHECK(kv_for(plain, "q8_0/f16").bytes_per_token == 24u * 2 * (2 * 34 + 64 * 2));   // K q8_0, V f16
+    for (const auto & c : plain.kv_costs) CHECK_FALSE(c.k_smoothed);
+    g.tensors.push_back(make_tensor("blk.0.attn_k.bias", 0, {128}));
+    const model_info biased = describe(g);
+    for (const auto & c : biased.kv_costs) {
+        INFO(c.type);
+        CHECK(c.k_smoothed == (c.type.starts_with("q8_0") || c.type.starts_with("q4_0")));
+    }
+    g.tensors.push_back(make_tensor("blk.0.attn_k_norm.weight", 0, {64}));
+    for (const auto & c : describe(g).kv_costs) CHECK_FALSE(c.k_smoothed);
+}
+
 TEST_CASE("model info: FIM ids from metadata, key/value head sizes, per-layer hparams", "[inference][gguf]") {
     gguf_builder g = qwen_like();
     g.kvs.push_back(kv_u32("tokenizer.ggml.fim_pre_token_id", 0));

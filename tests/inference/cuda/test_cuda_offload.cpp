@@ -49,6 +49,12 @@ TEST_CASE("cuda offload: q8_0 and q4_0 caches, K and V apart, live on the device
     check_quantized_cache_offload("CUDA", path, types);
 }
 
+TEST_CASE("cuda offload: a smoothed q8_0 K on the device (layer 8's K scales there) continues the golden prompts as "
+          "the CPU's smoothed K does", "[inference][cuda][default-model][k_smoothing]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
+    check_smoothed_cache_offload("CUDA", path);
+}
+
 TEST_CASE("cuda offload: a cache type the device does not take runs on the CPU, bit for bit", "[inference][cuda]") {
     check_untaken_cache_on_cpu("CUDA");
 }

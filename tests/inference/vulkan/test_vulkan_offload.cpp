@@ -55,6 +55,12 @@ TEST_CASE("vulkan offload: q8_0 and q4_0 caches, K and V apart, live on the devi
     check_quantized_cache_offload("Vulkan", path, types);
 }
 
+TEST_CASE("vulkan offload: a smoothed q8_0 K on the device (layer 8's K scales there) continues the golden prompts as "
+          "the CPU's smoothed K does", "[inference][vulkan][default-model][k_smoothing]") {
+    HEARTH_DEFAULT_MODEL_OR_SKIP(path);
+    check_smoothed_cache_offload("Vulkan", path);
+}
+
 TEST_CASE("vulkan offload: weights imported from the mapped file (zero-copy) give the logits of copied ones, bit "
           "for bit", "[inference][vulkan][default-model]") {
     HEARTH_DEFAULT_MODEL_OR_SKIP(path);

@@ -284,8 +284,14 @@ TEST_CASE("cuda silu, mul and scale against the CPU, odd lengths", "[kernels][cu
     CHECK(max_rel(download<float>(*dev, yb, x.size()), want) < 2e-6);   // expf against exp_ggml, as swiglu
 
     k::mul(x.data(), b.data(), want.data(), x.size());
-    kc::mul(xb, bb, yb, n);
+    kc::mul(xb, bb, yb, n, n);
     CHECK(download<float>(*dev, yb, x.size()) == want);   // one f32 multiplication: bit for bit
+
+    // A vector as wide as one row times every row (63 = 9 rows of 7; the others one row).
+    const int64_t width = n % 7 == 0 ? 7 : n;
+    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = x[static_cast<size_t>(i)] * b[static_cast<size_t>(i % width)];
+    kc::mul(xb, bb, yb, n, width);
+    CHECK(download<float>(*dev, yb, x.size()) == want);
 
     for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] * 0.125f;
     auto sb = upload(*dev, x);

@@ -259,24 +259,30 @@ TEST_CASE("vulkan gelu gives the CPU's table values, bit for bit", "[kernels][vu
     }
 }
 
-TEST_CASE("vulkan mul and scale, bit for bit", "[kernels][vulkan]") {
+TEST_CASE("vulkan mul (element by element and a vector over rows) and scale, bit for bit", "[kernels][vulkan]") {
     if (!kv::test::have_device()) return;
     const int64_t n = GENERATE(1, 7, 4864 * 7 + 3);
     const auto a = k::test::random_floats(n, 44);
     const auto b = k::test::random_floats(n, 45);
-    std::vector<float> want_mul(static_cast<size_t>(n)), want_scale = a;
+    std::vector<float> want_mul(static_cast<size_t>(n)), want_row(static_cast<size_t>(n)), want_scale = a;
     k::mul(a.data(), b.data(), want_mul.data(), static_cast<size_t>(n));
+    // A vector as wide as one row times every row: the width a divisor of n (n itself where prime).
+    const int64_t width = n % 7 == 0 ? 7 : n;
+    for (int64_t i = 0; i < n; ++i) want_row[static_cast<size_t>(i)] = a[static_cast<size_t>(i)] * b[static_cast<size_t>(i % width)];
     for (auto & v : want_scale) v *= 0.0883883476f;   // 1 / sqrt(128)
     for (auto & td : kv::test::test_devices()) {
-        INFO("n " << n << " " << td.label);
+        INFO("n " << n << " width " << width << " " << td.label);
         auto ab = kv::test::upload(*td.dev, a);
         auto bb = kv::test::upload(*td.dev, b);
         auto prod = kv::test::zeros(*td.dev, a.size() * sizeof(float));
+        auto rows = kv::test::zeros(*td.dev, a.size() * sizeof(float));
         auto s = kv::test::new_stream(*td.dev);
-        kv::mul(s, ab, bb, prod, n);
+        kv::mul(s, ab, bb, prod, n, n);
+        kv::mul(s, ab, bb, rows, n, width);
         kv::scale(s, ab, 0.0883883476f, n);
         kv::test::run(s);
         CHECK(kv::test::download<float>(prod, a.size()) == want_mul);
+        CHECK(kv::test::download<float>(rows, a.size()) == want_row);
         CHECK(kv::test::download<float>(ab, a.size()) == want_scale);
         kv::test::require_validation_silent(td);
     }
