@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { Settings, isLanguageEnabled } from './config';
-import { NextEditFeedback, askAtRest, onEdit, placement, tabAction, usableEdit } from './next_edit_logic';
+import { NextEditFeedback, advertisesNextEdit, askAtRest, onEdit, placement, tabAction, usableEdit } from './next_edit_logic';
 import { NextEditView } from './next_edit_view';
 import { NextEdit, NextEditResult, Position, method, nextEditParams } from './protocol';
 
@@ -125,6 +125,7 @@ export class NextEditController implements vscode.Disposable {
     private ask_(editor: vscode.TextEditor): void {
         const client = this.deps_.client();
         if (!client?.isRunning() || vscode.window.activeTextEditor !== editor) return;
+        if (!advertisesNextEdit(client.initializeResult?.capabilities)) return;
         this.cancel_();
         const doc = editor.document;
         const uri = doc.uri.toString();

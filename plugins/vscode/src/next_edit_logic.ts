@@ -13,6 +13,13 @@ function same(a: Position, b: Position): boolean {
     return a.line === b.line && a.character === b.character;
 }
 
+// A daemon that predates hearth/nextEdit does not list it among its methods
+// (initialize result: capabilities.experimental.hearth.methods): it is not asked.
+export function advertisesNextEdit(capabilities: unknown): boolean {
+    const methods = (capabilities as { experimental?: { hearth?: { methods?: unknown } } } | undefined)?.experimental?.hearth?.methods;
+    return Array.isArray(methods) && methods.includes(method.nextEdit);
+}
+
 // The first edit made for this document version whose range is well formed; an answer
 // for an older version describes text that is gone.
 export function usableEdit(edits: readonly NextEdit[] | undefined, uri: string, version: number): NextEdit | undefined {

@@ -1,7 +1,7 @@
 // Next-edit decisions without the editor: usable answers, placement, Tab, feedback.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NextEditFeedback, askAtRest, onEdit, placement, previewText, tabAction, usableEdit } from '../src/next_edit_logic';
+import { NextEditFeedback, advertisesNextEdit, askAtRest, onEdit, placement, previewText, tabAction, usableEdit } from '../src/next_edit_logic';
 import { NextEdit, nextEditParams } from '../src/protocol';
 import { defaults, readSettings } from '../src/config';
 
@@ -17,6 +17,13 @@ function edit(over: Partial<NextEdit> = {}): NextEdit {
 
 test('hearth/nextEdit params name the document version and the cursor', () => {
     assert.deepEqual(nextEditParams(uri, 3, pos(1, 2)), { textDocument: { uri, version: 3 }, position: pos(1, 2) });
+});
+
+test('only a daemon that lists hearth/nextEdit among its methods is asked', () => {
+    assert.equal(advertisesNextEdit({ experimental: { hearth: { methods: ['hearth/chat', 'hearth/nextEdit'] } } }), true);
+    assert.equal(advertisesNextEdit({ experimental: { hearth: { methods: ['hearth/chat'] } } }), false);
+    assert.equal(advertisesNextEdit({}), false);
+    assert.equal(advertisesNextEdit(undefined), false);
 });
 
 test('only an edit for this document and version, with a well-formed range, is used', () => {
