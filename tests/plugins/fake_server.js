@@ -17,10 +17,15 @@
 // text. hearth/nextEdit finds a rename: the first line that differs from the text the
 // document was opened with by one identifier (old -> new); the edit renames the next
 // whole-word use of old, shown at the start of its line (no rename left: no edit).
-// Every message received is logged; the request fake/log returns the log.
+// Every message received is logged; the request fake/log returns the log, and with
+// FAKE_LOG_FILE set each one is also appended there as a JSON line (for tests that drive
+// an editor and cannot send fake/log themselves).
 'use strict';
 
+const fs = require('fs');
+
 const delayMs = Number(process.env.FAKE_DELAY_MS || 0);
+const logFile = process.env.FAKE_LOG_FILE;
 const docs = new Map();
 const opened = new Map();   // uri -> the text of didOpen
 const versions = new Map();
@@ -126,6 +131,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function handle(msg) {
     log.push({ method: msg.method, params: msg.params });
+    if (logFile) fs.appendFileSync(logFile, JSON.stringify({ method: msg.method, params: msg.params }) + '\n');
     const reply = (result) => send({ jsonrpc: '2.0', id: msg.id, result });
     const fail = (code, message) => send({ jsonrpc: '2.0', id: msg.id, error: { code, message } });
     switch (msg.method) {
