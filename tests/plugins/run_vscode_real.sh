@@ -5,6 +5,9 @@
 #   run_vscode_real.sh --fake VSIX      the editor side alone: the scripted server
 #                                       (fake_server.js, through vscode_real/fake_hearth.sh)
 #                                       stands in for hearth; no model; vscode_real/next_edit.mjs
+#   run_vscode_real.sh HEARTH_BINARY VSIX --next-edit
+#                                       next edits from the daemon and the default model
+#                                       (vscode_real/next_edit.mjs; 77: no edit proposed)
 # As a new user has it: a private HOME and XDG tree with nothing but the default model
 # downloaded (<cache>/hearth/models/default.gguf, a link to the default model), `hearth`
 # on PATH, hearth.daemonPath and hearth.modelPath unset, a runtime directory of mode 700.
@@ -20,7 +23,8 @@ fake=""
 if [ "$1" = "--fake" ]; then fake=1; bin="$here/vscode_real/fake_hearth.sh"; else bin="$(realpath "$1")"; fi
 vsix="$(realpath "$2")"
 drive="$here/vscode_real/drive.mjs"
-[ -z "$fake" ] || drive="$here/vscode_real/next_edit.mjs"
+if [ -n "$fake" ] || [ "${3:-}" = "--next-edit" ]; then drive="$here/vscode_real/next_edit.mjs"; fi
+export HEARTH_VSCODE_FAKE="${fake:-0}"
 # shellcheck source=vscode_real/versions.sh
 . "$here/vscode_real/versions.sh"
 [ -x "$bin" ] || { echo "hearth binary not found: $bin"; exit 1; }
