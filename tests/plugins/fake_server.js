@@ -16,7 +16,8 @@
 // (begin, report {message, text}, end) for a workDoneToken; then the reply has the whole
 // text. hearth/nextEdit finds a rename: the first line that differs from the text the
 // document was opened with by one identifier (old -> new); the edit renames the next
-// whole-word use of old, shown at the start of its line (no rename left: no edit).
+// whole-word use of old, shown at the start of its line (no rename left: no edit). A line
+// that is exactly "todo" gets " done" inserted at its end instead.
 // Every message received is logged; the request fake/log returns the log, and with
 // FAKE_LOG_FILE set each one is also appended there as a JSON line (for tests that drive
 // an editor and cannot send fake/log themselves).
@@ -94,6 +95,13 @@ let editId = 0;
 function nextEdit(params) {
     const uri = params.textDocument.uri;
     const text = docs.get(uri) ?? '';
+    const version = versions.get(uri);
+    const todo = text.split('\n').indexOf('todo');
+    if (todo >= 0) {
+        const at = { line: todo, character: 4 };
+        return { edits: [{ id: `ne-${++editId}`, textDocument: { uri, version }, range: { start: at, end: at }, newText: ' done',
+                           showAt: { start: { line: todo, character: 0 }, end: { line: todo, character: 0 } } }] };
+    }
     const rename = renameOf(opened.get(uri) ?? '', text);
     if (!rename) return { edits: [] };
     const [from, to] = rename;
@@ -102,7 +110,7 @@ function nextEdit(params) {
         const m = new RegExp(`\\b${from}\\b`).exec(lines[line]);
         if (!m) continue;
         const range = { start: { line, character: m.index }, end: { line, character: m.index + from.length } };
-        return { edits: [{ id: `ne-${++editId}`, textDocument: { uri, version: versions.get(uri) }, range, newText: to,
+        return { edits: [{ id: `ne-${++editId}`, textDocument: { uri, version }, range, newText: to,
                            showAt: { start: { line, character: 0 }, end: { line, character: 0 } } }] };
     }
     return { edits: [] };

@@ -356,6 +356,20 @@ H.test('the next use after an applied edit is shown; <Esc> dismisses it with did
   H.eq({ 'total = 0', 'print(total)', 'x = count + 1' }, vim.api.nvim_buf_get_lines(rbuf, 0, -1, false), 'untouched')
 end)
 
+H.test('an insertion on the cursor line after the cursor is drawn as ghost text; Tab applies it at once', function()
+  local rbuf = vim.api.nvim_get_current_buf()
+  H.type('Gotodo<Esc>0', 50)
+  local shown = H.wait_for(function() local c = next_edit.current() return c and c.edit.newText == ' done' and c end, 5000, 'the insertion')
+  local marks = vim.api.nvim_buf_get_extmarks(rbuf, view.ns, 0, -1, { details = true })
+  local ghost = vim.tbl_filter(function(m) return m[4].virt_text and m[4].virt_text[#m[4].virt_text][2] == 'HearthGhost' end, marks)[1]
+  H.ok(ghost, 'the new text in the ghost text highlight: ' .. vim.inspect(marks))
+  H.ok(view.drawn(rbuf):match('Tab: apply'), 'the cursor is on it: Tab applies')
+  H.type('<Tab>')
+  H.eq('todo done', vim.api.nvim_buf_get_lines(rbuf, 3, 4, false)[1], 'applied at the end of the line')
+  H.eq(shown.edit.id, last_of(log(), 'hearth/didAccept').params.id, 'didAccept names it')
+  H.type('dd', 50)   -- no todo line left: the renames come back
+end)
+
 H.test('typing elsewhere dismisses the edit shown; with next_edit off nothing is asked', function()
   local rbuf = vim.api.nvim_get_current_buf()
   H.type('ggA ', 50)

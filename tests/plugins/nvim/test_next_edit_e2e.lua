@@ -8,7 +8,9 @@ local hearth = require('hearth')
 local compat = require('hearth.compat')
 local next_edit = require('hearth.next_edit')
 
-local dir = vim.fn.tempname()
+-- A fixed path: the file's name is part of the model's prompt, and a fresh temporary name
+-- each run would make its answer vary from run to run.
+local dir = '/tmp/hearth-e2e-next-edit'
 vim.fn.mkdir(dir, 'p')
 vim.cmd('cd ' .. dir)
 hearth.setup({
@@ -51,7 +53,10 @@ end)
 
 H.test('a rename: the proposed edit is drawn, Tab jumps to it, Tab applies exactly it', function()
   H.sleep(300)
-  H.type('2G^cwtotal<Esc>', 50)
+  -- The rename as one change (one didChange), as a rename command or a paste makes it.
+  vim.api.nvim_win_set_cursor(0, { 2, 4 })
+  vim.api.nvim_buf_set_text(buf, 1, 4, 1, 9, { 'total' })
+  vim.api.nvim_win_set_cursor(0, { 2, 8 })
   local t0 = vim.loop.hrtime()
   local cur
   for _ = 1, 900 do

@@ -72,10 +72,10 @@ end
 
 local function render()
   local row, col = cursor()
-  view.show(cur.bufnr, {
-    start = cur.start, finish = cur.finish, new_text = cur.edit.newText, show_row = cur.show_row,
-    inline = M.inline(cur, row, col), tab = M.on_edit(cur, row) and 'apply' or 'jump',
-  })
+  local e = { start = cur.start, finish = cur.finish, new_text = cur.edit.newText, show_row = cur.show_row }
+  e.inline = M.inline(e, row, col)
+  e.tab = M.on_edit(e, row) and 'apply' or 'jump'
+  view.show(cur.bufnr, e)
 end
 
 local function unmap(bufnr)
