@@ -106,12 +106,15 @@ uint32_t document::units(std::string_view utf8, position_encoding e) {
 }
 
 void document::apply(const text_document_content_change_event & change) {
+    const auto now = edit_history::clock::now();
     if (!change.range) {
+        history_.record_full(text_, change.text, now);
         text_ = change.text;
     } else {
         size_t b = offset_of(change.range->start);
         size_t e = offset_of(change.range->end);
         if (e < b) std::swap(b, e);   // a reversed range means the same span
+        history_.record(b, std::string_view(text_).substr(b, e - b), change.text, now);
         text_.replace(b, e - b, change.text);
         reindex_edit(b, e, change.text.size());
         return;

@@ -9,6 +9,7 @@
 //  - a character that falls inside one code point (the middle of a UTF-16 surrogate pair, or
 //    inside a UTF-8 sequence with utf-8 positions) snaps back to the start of that code point,
 //    so an edit can never split a character.
+// Each document keeps its recent edits (edit_history.h); closing it forgets them.
 // A didChange whose version is not newer than the stored one is ignored (logged). A change
 // that would grow a document past max_document_bytes closes that document (the next request
 // on it fails with "not open") rather than keep a copy that no longer matches the editor's.
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "lsp/edit_history.h"
 #include "lsp/types.h"
 
 namespace hearth::lsp {
@@ -50,8 +52,11 @@ public:
     // Number of encoding units of a UTF-8 string (for insertText lengths, ranges).
     static uint32_t units(std::string_view utf8, position_encoding e);
 
-    // Applies one change; the version is set by the store after all changes of a didChange.
+    // Applies one change (and records it in history()); the version is set by the store after
+    // all changes of a didChange.
     void apply(const text_document_content_change_event & change);
+    // The recent edits, coalesced (lsp/edit_history.h); forgotten with the document.
+    const edit_history & history() const { return history_; }
     void set_version(int32_t v) { version_ = v; }
 
 private:
@@ -64,6 +69,7 @@ private:
     std::string text_;
     position_encoding encoding_;
     std::vector<size_t> line_starts_;   // byte offset of each line's first byte; [0] = 0
+    edit_history history_;
 };
 
 struct document_limits {

@@ -186,6 +186,12 @@ void server::dispatch_request(request && r) {
             if (!p) return void(out.fail(errc::invalid_params, p.message()));
             if (!require_open(p->textDocument.uri)) return;
             h_.on_chat(*p, ctx, typed_responder<chat_result>(out));
+        } else if (r.method == "hearth/nextEdit") {
+            if (!h_.on_next_edit) return not_found();
+            auto p = parse_params<next_edit_params>(r.params, r.method);
+            if (!p) return void(out.fail(errc::invalid_params, p.message()));
+            if (!require_open(p->textDocument.uri)) return;
+            h_.on_next_edit(*p, ctx, typed_responder<next_edit_result>(out));
         } else if (r.method == "hearth/status") {
             if (!h_.on_status) return not_found();
             h_.on_status(ctx, typed_responder<status_result>(out));

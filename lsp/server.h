@@ -86,6 +86,8 @@ struct handlers {
     std::function<void(const chat_params &, const request_context &,
                        typed_responder<chat_result>)> on_chat;
     std::function<void(const request_context &, typed_responder<status_result>)> on_status;
+    // hearth/nextEdit on an open document (one that is not open is refused as completions are).
+    std::function<void(const next_edit_params &, const request_context &, typed_responder<next_edit_result>)> on_next_edit;
 
     std::function<void(const did_show_completion_params &)> on_did_show_completion;
     std::function<void(const did_partially_accept_completion_params &)> on_did_partially_accept_completion;

@@ -185,7 +185,7 @@ void tag_invoke(const json::value_from_tag &, json::value & v, const initialize_
     caps["executeCommandProvider"] = json::object{
         {"commands", json::array{command_explain, command_fix, command_ask, command_accept_completion}}};
     caps["experimental"] = json::object{
-        {"hearth", json::object{{"methods", json::array{"hearth/chat", "hearth/status", "hearth/didAccept", "hearth/didReject", "hearth/cursorRest"}}}}};
+        {"hearth", json::object{{"methods", json::array{"hearth/chat", "hearth/status", "hearth/didAccept", "hearth/didReject", "hearth/cursorRest", "hearth/nextEdit"}}}}};
     v = json::object{{"capabilities", std::move(caps)},
                      {"serverInfo", json::object{{"name", x.serverInfo.name}, {"version", x.serverInfo.version}}}};
 }

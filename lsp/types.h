@@ -149,6 +149,22 @@ struct chat_params {
 };
 struct chat_result { std::string text; };
 
+// hearth/nextEdit (docs/protocol.md), modelled on Copilot's textDocument/copilotInlineEdit:
+// the edits predicted to follow the recent ones; none is a normal answer.
+struct next_edit_params {
+    text_document_identifier textDocument;
+    std::optional<int32_t> version;   // textDocument.version, where the client sends it
+    lsp::position position;
+};
+struct next_edit_item {
+    std::string id;                                  // for hearth/didAccept, hearth/didReject
+    versioned_text_document_identifier textDocument; // the version it was computed against
+    lsp::range range;                                // what to replace
+    std::string newText;
+    lsp::range showAt;                               // where to show it: the start of range's line(s)
+};
+struct next_edit_result { std::vector<next_edit_item> edits; };
+
 struct execute_command_params {
     std::string command;
     json::array arguments;
@@ -208,6 +224,9 @@ HEARTH_LSP_JSON(did_partially_accept_completion_params);
 HEARTH_LSP_JSON(completion_feedback_params);
 HEARTH_LSP_JSON(chat_params);
 HEARTH_LSP_JSON(chat_result);
+HEARTH_LSP_JSON(next_edit_params);
+HEARTH_LSP_JSON(next_edit_item);
+HEARTH_LSP_JSON(next_edit_result);
 HEARTH_LSP_JSON(execute_command_params);
 HEARTH_LSP_JSON(status_result);
 HEARTH_LSP_JSON(log_message_params);

@@ -25,6 +25,10 @@ public:
 
     result<completion> complete(const fim_request & req, std::stop_token stop, const piece_callback & on_piece) override;
     result<chat_answer> chat(const chat_request & req, std::stop_token stop, const piece_callback & on_piece) override;
+    // Always the local model's: the remote APIs have no next-edit request.
+    result<next_edit_answer> next_edit(const next_edit_request & req, std::stop_token stop) override {
+        return local_->next_edit(req, stop);
+    }
     void release_document(std::string_view uri) override;
     model_status status() const override;
     result<std::vector<int32_t>> tokenize(std::string_view text, bool add_special, bool parse_special) const override;

@@ -4,7 +4,7 @@
 // model, the KV caches and the kernel thread pool. Tests use their own double.
 //
 // Invariants:
-//  - complete(), chat() and release_document() are called ONLY from the scheduler's one
+//  - complete(), chat(), next_edit() and release_document() are called ONLY from the scheduler's one
 //    compute worker thread, never concurrently with each other.
 //  - status() may be called from any thread at any time, also while complete() or chat()
 //    runs on the worker: it returns a snapshot without waiting for the generation (the
@@ -152,6 +152,41 @@ struct chat_answer {
     generation_timings timings;
 };
 
+// A next-edit prediction (daemon/pipeline/next_edit_pipeline.h): the model writes `window`
+// again as it will be after the edit that follows `edits`, in the prompt format of its family
+// (inference/prompt/next_edit_format.h). Greedy; ends at the format's end (a closing fence, a
+// file separator), or at the token bound (then the rewrite is not read).
+struct next_edit_hunk {
+    uint32_t line = 0;        // 0-based line of the file where it applies
+    std::string original;     // whole lines before it
+    std::string updated;      // and after it
+};
+
+struct next_edit_request {
+    std::string uri;                     // the document; keys its next-edit KV slot
+    std::string path;                    // the file's path as shown to the model
+    std::string language_id;
+    std::string context;                 // the file around the window (formats that show it)
+    std::vector<next_edit_hunk> edits;   // oldest first
+    std::string window_before;           // the window before the latest edit
+    std::string window;                  // the window now, whole lines
+    size_t cursor = 0;                   // byte offset of the cursor in window
+    // Generated tokens at most: the window's tokens plus this share of them and a margin
+    // (a rewrite longer than that is no next edit).
+    double max_growth = 0.25;
+    int32_t margin_tokens = 16;
+    std::chrono::milliseconds time_budget{2000};
+    // A warm-up: the prompt into the slot, nothing generated (as fim_request::prefill_only).
+    bool prefill_only = false;
+};
+
+struct next_edit_answer {
+    std::optional<std::string> window;   // the rewrite; nullopt: none could be read
+    std::string family;                  // the prompt format used ("instruct", "sweep")
+    stop_reason stop = stop_reason::end_of_generation;
+    generation_timings timings;
+};
+
 // Where completions and chats are computed (daemon/engine/fallback_model_service.h).
 struct engine_state {
     std::string kind = "local";    // "local", or "remote" (a remote engine, the local model as fallback)
@@ -187,6 +222,7 @@ struct model_status {
     std::string model_name;        // general.name, else the file name
     std::string model_path;
     std::string architecture;      // general.architecture
+    std::string next_edit_format;  // the next-edit prompt's family: "instruct", "sweep", "none"
     uint64_t mapped_bytes = 0;     // size of the memory-mapped model file
     uint64_t n_params = 0;
     int32_t n_ctx = 0;             // context length per slot
@@ -238,6 +274,12 @@ public:
     // An instruct answer to the messages, streamed piece by piece through on_piece.
     virtual result<chat_answer> chat(const chat_request & req, std::stop_token stop,
                                      const piece_callback & on_piece) = 0;
+
+    // The window rewritten after the next edit (next_edit_request). An engine that cannot (a
+    // remote one, a model with no next-edit format) says so as an error.
+    virtual result<next_edit_answer> next_edit(const next_edit_request &, std::stop_token) {
+        return fail("this engine does not predict next edits");
+    }
 
     // The document is closed in every connection: its KV slot may be freed.
     virtual void release_document(std::string_view uri) = 0;

@@ -18,6 +18,7 @@
 #include "inference/load/loaded_model.h"
 #include "inference/load/model_info.h"
 #include "inference/prompt/fim.h"
+#include "inference/prompt/next_edit_format.h"
 #include "inference/prompt/reasoning_filter.h"
 #include "inference/session/session_cache.h"
 #include "inference/session/slot_store.h"
@@ -155,6 +156,7 @@ public:
         base_status_.model_name = lm_->name();
         base_status_.model_path = lm_->path();
         base_status_.architecture = lm_->mdl().hp().arch;
+        base_status_.next_edit_format = std::string(inference::next_edit_family_name(lm_->next_edit().family));
         base_status_.mapped_bytes = lm_->file().file_size();
         for (const auto & t : lm_->file().tensors()) base_status_.n_params += static_cast<uint64_t>(t.n_elements());
         base_status_.n_ctx = lm_->n_ctx();
@@ -411,11 +413,80 @@ public:
         return out;
     }
 
+    // The prompt of the model's next-edit family into the document's own next-edit slot (apart
+    // from its completion slot: the two prompts share no head), then a greedy rewrite of the
+    // window, bounded by the window's size. A warm-up stops after the prompt.
+    result<next_edit_answer> next_edit(const next_edit_request & req, std::stop_token stop) override {
+        const auto & fmt = lm_->next_edit();
+        if (fmt.family == inference::next_edit_family::none) return fail("this model has no next-edit format: ", fmt.reason);
+        inference::next_edit_input in{req.path, req.language_id, req.context, {}, req.window_before, req.window, req.cursor};
+        for (const auto & e : req.edits) in.edits.push_back({e.line, e.original, e.updated});
+        const std::optional<inference::chat_format> chat = lm_->chat() ? std::optional(*lm_->chat()) : std::nullopt;
+        auto text = inference::build_next_edit_prompt(fmt.family, chat, in);
+        if (!text) return text.error();
+        const auto & voc = lm_->vocab();
+        const auto prompt = voc.tokenize(*text, /*add_special=*/false, /*parse_special=*/true);
+        const auto n_window = static_cast<double>(voc.tokenize(req.window, false, false).size());
+        const int32_t n_predict = std::min(static_cast<int32_t>(n_window * (1.0 + req.max_growth)) + req.margin_tokens,
+                                           lm_->n_ctx() - static_cast<int32_t>(prompt.size()));
+        if (n_predict < 1) return fail("the next-edit prompt (", prompt.size(), " tokens) does not fit the context of ", lm_->n_ctx(), " tokens");
+        next_edit_answer out;
+        out.family = std::string(inference::next_edit_family_name(fmt.family));
+        const std::string slot = "next-edit:" + req.uri;
+        const int32_t n_positions = static_cast<int32_t>(prompt.size()) + n_predict;
+        if (req.prefill_only && !sessions_.has_room(slot, n_positions)) {
+            ++warm_ups_skipped_;   // a warm-up never evicts another slot
+            publish(std::nullopt);
+            return out;
+        }
+        auto seq = sessions_.acquire(slot, n_positions);
+        log_store_warnings();
+        if (!seq) return seq.error();
+        std::vector<float> logits;
+        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
+        if (!pf) return pf.error();
+        sessions_.record(*pf);
+        out.timings.n_prompt_tokens = pf->n_prompt;
+        out.timings.n_cached_tokens = pf->n_reused;
+        out.timings.n_evaluated = pf->n_evaluated;
+        out.timings.t_prompt_ms = pf->t_ms;
+        if (req.prefill_only) {
+            ++warm_ups_;
+            warm_up_tokens_ += static_cast<uint64_t>(pf->n_evaluated);
+        }
+        if (pf->stopped || req.prefill_only) {
+            out.stop = stop_reason::cancelled;
+            publish(std::nullopt);
+            return out;
+        }
+        inference::generation_params params;
+        params.n_predict = n_predict;
+        params.time_budget = req.time_budget;
+        params.sampling.temperature = 0.0f;
+        params.stop_strings = inference::next_edit_stop_strings(fmt.family);
+        for (const auto & t : inference::next_edit_end_texts(fmt.family))
+            if (const token_id id = voc.find_token(t); id != inference::k_no_token) params.end_tokens.push_back(id);
+        params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
+        auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop);
+        if (!gen) return gen.error();
+        add_generation(out.timings, *gen);
+        out.stop = to_stop_reason(gen->finish);
+        const bool complete = gen->finish == inference::finish_reason::end_of_generation ||
+                              gen->finish == inference::finish_reason::stop_rule;
+        out.window = inference::parse_next_edit_output(fmt.family, gen->text, complete, req.window);
+        spdlog::debug("next edit {}: {} prompt tokens ({} cached) in {:.1f} ms, {} generated in {:.1f} ms, {}", req.uri,
+                      pf->n_prompt, pf->n_reused, pf->t_ms, gen->tokens.size(), gen->t_ms,
+                      out.window ? "read" : "not readable");
+        publish(out.timings);
+        return out;
+    }
+
     void release_document(std::string_view uri) override {
         // Written to the slot store (when on), so reopening the file starts warm.
         sessions_.evict_document(std::string(uri));
         burst_evaluated_.erase(std::string(uri));
         sessions_.evict("chat:" + std::string(uri));
+        sessions_.evict("next-edit:" + std::string(uri));
         log_store_warnings();
         publish(std::nullopt);
     }

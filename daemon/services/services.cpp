@@ -10,7 +10,8 @@
 namespace hearth::daemon {
 
 services::services(std::shared_ptr<scheduler> sched, model_service * model, const daemon_config & cfg)
-    : sched_(sched), model_(model), cfg_(cfg), completion_(sched, model, cfg.completion), chat_(sched, model, cfg.chat) {}
+    : sched_(sched), model_(model), cfg_(cfg), completion_(sched, model, cfg.completion), chat_(sched, model, cfg.chat),
+      next_edit_(sched, model, cfg.next_edit) {}
 
 lsp::handlers services::make_handlers(uint64_t owner) {
     lsp::handlers h;
@@ -26,16 +27,25 @@ lsp::handlers services::make_handlers(uint64_t owner) {
     };
     h.on_cursor_rest = [this, owner](const lsp::document & d, const lsp::position & at, const lsp::document_store & docs) {
         completion_.warm_up(owner, d, at, docs);
+        next_edit_.warm_up(owner, d, at);
     };
-    h.on_did_change = [this, owner](const lsp::document & d) { completion_.document_changed(owner, d.uri()); };
+    h.on_did_change = [this, owner](const lsp::document & d) {
+        completion_.document_changed(owner, d.uri());
+        next_edit_.document_changed(owner, d.uri());
+    };
     h.on_did_close = [this, owner](std::string_view uri) {
         completion_.document_changed(owner, uri);
+        next_edit_.document_changed(owner, uri);
         completion_.forget_document(owner, uri);
         closed(owner, std::string(uri));
     };
     h.on_inline_completion = [this, owner](const lsp::inline_completion_params & p, const lsp::request_context & ctx,
                                            lsp::typed_responder<lsp::inline_completion_list> out) {
         completion_.handle(owner, p, ctx, std::move(out));
+    };
+    h.on_next_edit = [this, owner](const lsp::next_edit_params & p, const lsp::request_context & ctx,
+                                   lsp::typed_responder<lsp::next_edit_result> out) {
+        next_edit_.handle(owner, p, ctx, std::move(out));
     };
     h.on_chat = [this, owner](const lsp::chat_params & p, const lsp::request_context & ctx,
                               lsp::typed_responder<lsp::chat_result> out) { chat_.handle(owner, p, ctx, std::move(out)); };
@@ -77,6 +87,7 @@ lsp::status_result services::status() const {
         extra["memoryLimitBytes"] = m.memory_limit_bytes;
         extra["memoryLimitSource"] = m.memory_limit_source;
         extra["architecture"] = m.architecture;
+        extra["nextEditFormat"] = m.next_edit_format;
         extra["cacheType"] = m.cache_type;
         extra["contextLength"] = m.n_ctx;
         extra["threads"] = m.n_threads;
@@ -137,6 +148,9 @@ lsp::status_result services::status() const {
     extra["completionsFromMemory"] = completion_.answered_from_memory();
     extra["completionsPrefetched"] = completion_.prefetched();
     extra["chatsServed"] = chat_.served();
+    extra["nextEditsServed"] = next_edit_.served();
+    extra["nextEditsPredicted"] = next_edit_.predicted();
+    extra["lastNextEditMs"] = next_edit_.last_ms();
     extra["completionsPartiallyAccepted"] = feedback_.partially_accepted.load();
     extra["jobsRunning"] = st.running;
     extra["jobsStarted"] = st.ran;

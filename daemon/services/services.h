@@ -1,4 +1,4 @@
-// services: what one daemon offers every connection: the completion and chat services,
+// services: what one daemon offers every connection: the completion, chat and next-edit services,
 // hearth/status, completion feedback counters, and the bookkeeping of which documents are
 // open anywhere (a document closed in its last connection lets the engine free its KV
 // slot). make_handlers() binds all of it to one connection (its owner id) as the typed
@@ -16,6 +16,7 @@
 
 #include "daemon/services/chat_service.h"
 #include "daemon/services/completion_service.h"
+#include "daemon/services/next_edit_service.h"
 #include "daemon/settings/config.h"
 #include "daemon/engine/model_service.h"
 #include "daemon/services/scheduler.h"
@@ -53,6 +54,7 @@ private:
     daemon_config cfg_;
     completion_service completion_;
     chat_service chat_;
+    next_edit_service next_edit_;
     feedback_counters feedback_;
     std::atomic<size_t> connections_{0};
 

@@ -169,6 +169,17 @@ const std::map<std::string, setter, std::less<>> & chat_keys() {
     };
     return keys;
 }
+const std::map<std::string, setter, std::less<>> & next_edit_keys() {
+    static const std::map<std::string, setter, std::less<>> keys = {
+        {"enabled", boolean(F(next_edit.enabled))},
+        {"window-lines", integer(F(next_edit.window_lines), 1, 200)},
+        {"context-lines", integer(F(next_edit.context_lines), 0, 10000)},
+        {"max-edits", integer(F(next_edit.max_edits), 0, 64)},
+        {"time-budget-ms", integer(F(next_edit.time_budget_ms), 1, 600000)},
+        {"warm-up", boolean(F(next_edit.warm_up))},
+    };
+    return keys;
+}
 #undef F
 
 status apply_table(const toml::table & t, const std::map<std::string, setter, std::less<>> & keys,
@@ -195,7 +206,8 @@ status load_config_text(std::string_view text, std::string_view source, daemon_c
         return fail(source, ":", e.source().begin.line, ":", e.source().begin.column, ": ", e.description());
     }
     static const std::map<std::string, const std::map<std::string, setter, std::less<>> *, std::less<>> tables = {
-        {"limits", &limits_keys()}, {"completion", &completion_keys()}, {"chat", &chat_keys()}};
+        {"limits", &limits_keys()}, {"completion", &completion_keys()}, {"chat", &chat_keys()},
+        {"next_edit", &next_edit_keys()}};
     for (auto && [k, node] : root) {
         if (auto tab = tables.find(k.str()); tab != tables.end()) {
             if (!node.is_table()) return fail(where(node, source, k.str()), ": expected a table [", k.str(), "]");

@@ -1,7 +1,7 @@
 // config: every setting of `hearth daemon`, from defaults, then the TOML config file
 // (~/.config/hearth/config.toml or --config FILE), then the command line (which wins).
 // File keys are the command-line option names (`kv-budget = "2GiB"`); the tuning knobs
-// that have no option live in [limits], [completion] and [chat] tables. An unknown key or
+// that have no option live in [limits], [completion], [chat] and [next_edit] tables. An unknown key or
 // a wrong-typed value is an error naming the key and the file, never silently ignored.
 // Thread-safety: a plain value, read-only once the daemon starts.
 #pragma once
@@ -70,6 +70,16 @@ struct chat_settings {
                                 "put code in fenced blocks.";
 };
 
+// hearth/nextEdit (daemon/pipeline/next_edit_pipeline.h).
+struct next_edit_settings {
+    bool enabled = true;             // off: every request answers "no edit"
+    int32_t window_lines = 10;       // lines above and below the cursor's line that the model rewrites
+    int32_t context_lines = 40;      // lines above and below the window shown as context (formats that show it)
+    int32_t max_edits = 6;           // recent edits shown, the newest
+    uint32_t time_budget_ms = 2000;  // the rewrite's generation
+    bool warm_up = true;             // prefill the prompt when the cursor rests (hearth/cursorRest)
+};
+
 // Where completions and chats are computed (docs/remote.md): the local model, or an
 // OpenAI-compatible engine with the local model as fallback.
 struct remote_settings {
@@ -109,6 +119,7 @@ struct daemon_config {
     daemon_limits limits;
     completion_settings completion;
     chat_settings chat;
+    next_edit_settings next_edit;
 };
 
 // ${XDG_CONFIG_HOME:-~/.config}/hearth/config.toml

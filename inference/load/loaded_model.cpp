@@ -70,6 +70,9 @@ result<std::unique_ptr<loaded_model>> loaded_model::load(const load_options & op
     }
     auto name = lm->file_.get_string("general.name");
     lm->name_ = name && *name ? std::string(**name) : std::filesystem::path(opts.model_path).filename().string();
+    auto basename = lm->file_.get_string("general.basename");
+    lm->next_edit_ = choose_next_edit_format(lm->name_, basename && *basename ? **basename : std::string_view(),
+                                             lm->vocab_.find_token("<|file_sep|>") != k_no_token, lm->chat_.has_value());
     lm->path_ = opts.model_path;
     lm->warning_ = std::move(warning);
     lm->gpu_layers_ = opts.gpu_layers;

@@ -18,6 +18,7 @@
 #include "inference/gguf/gguf_file.h"
 #include "inference/model/model.h"
 #include "inference/prompt/chat_template.h"
+#include "inference/prompt/next_edit_format.h"
 #include "inference/tokenizer/vocab.h"
 #include "kernels/thread_pool.h"
 
@@ -63,6 +64,8 @@ public:
     const result<chat_format> & chat() const { return chat_; }
     // Why that format: the option, the template's markers or the vocabulary's tokens.
     const std::string & chat_reason() const { return chat_reason_; }
+    // The next-edit prompt's family (next_edit_format.h), chosen from the name and the chat format.
+    const next_edit_format & next_edit() const { return next_edit_; }
     const std::string & name() const { return name_; }
     const std::string & path() const { return path_; }
     // What load() changed from the options (empty when nothing), for the caller to log.
@@ -86,6 +89,7 @@ private:
     int32_t n_ctx_ = 0;
     result<chat_format> chat_ = fail("no chat template");
     std::string chat_reason_;
+    next_edit_format next_edit_;
     std::string name_;
     std::string path_;
     std::string warning_;

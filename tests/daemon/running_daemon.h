@@ -38,6 +38,7 @@ struct running_daemon {
                             bool prefetch = false, bool warm_up = false) {
         cfg.completion.prefetch = prefetch;
         cfg.completion.warm_up = warm_up;
+        cfg.next_edit.warm_up = warm_up;
         dir = make_temp_dir();
         cfg.runtime_dir = dir + "/run";
         if (cfg.tcp_port < 0) cfg.tcp_port = 0;

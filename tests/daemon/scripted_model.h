@@ -5,6 +5,9 @@
 //    mode, and "\n    body<k>();\n" + the suffix's first non-blank line in multi-line mode
 //    (so suffix trimming has something to trim);
 //  - chat(): "echo: " + the last user message, cut to n_predict pieces of one character;
+//  - next_edit(): the window with the latest edit's word (what differs between its original
+//    and updated line) replaced everywhere by the new word, one line per per_token; a
+//    prefill_only call just records itself;
 //  - a warm-up (fim_request::prefill_only) "evaluates" for warm_up_time, checking the stop
 //    token every millisecond, and generates nothing; it is counted apart from complete().
 // It records the calls so tests can check what the services sent.
@@ -133,6 +136,44 @@ public:
     }
 
     fim_request last_fim() const { std::lock_guard lock(mu_); return last_fim_; }
+    result<next_edit_answer> next_edit(const next_edit_request & req, std::stop_token stop) override {
+        {
+            std::lock_guard lock(mu_);
+            last_next_edit_ = req;
+        }
+        next_edit_answer out;
+        out.family = "scripted";
+        if (req.prefill_only) {
+            ++n_next_edit_warm_ups_;
+            return out;
+        }
+        ++n_next_edit_;
+        std::string window = req.window;
+        if (!req.edits.empty()) {
+            std::string a = req.edits.back().original, b = req.edits.back().updated;
+            size_t head = 0;
+            while (head < a.size() && head < b.size() && a[head] == b[head]) ++head;
+            while (a.size() > head && b.size() > head && a.back() == b.back()) a.pop_back(), b.pop_back();
+            const std::string from = a.substr(head), to = b.substr(head);
+            for (size_t at = 0; !from.empty() && (at = window.find(from, at)) != std::string::npos; at += to.size())
+                window.replace(at, from.size(), to);
+        }
+        for (char ch : window) {
+            if (ch != '\n') continue;
+            if (stop.stop_requested()) {
+                ++n_stopped_;
+                out.stop = stop_reason::cancelled;
+                return out;
+            }
+            std::this_thread::sleep_for(per_token);
+        }
+        out.window = window;
+        return out;
+    }
+    next_edit_request last_next_edit() const { std::lock_guard lock(mu_); return last_next_edit_; }
+    int n_next_edit() const { return n_next_edit_.load(); }
+    int n_next_edit_warm_ups() const { return n_next_edit_warm_ups_.load(); }
+
     fim_request last_warm_up() const { std::lock_guard lock(mu_); return last_warm_up_; }
     int n_warm_ups() const { return n_warm_ups_.load(); }
     int n_warm_ups_stopped() const { return n_warm_ups_stopped_.load(); }
@@ -178,6 +219,8 @@ private:
     chat_request last_chat_;
     std::vector<std::string> released_;
     std::atomic<int> n_complete_{0}, n_chat_{0}, n_stopped_{0};
+    std::atomic<int> n_next_edit_{0}, n_next_edit_warm_ups_{0};
+    next_edit_request last_next_edit_;
     std::atomic<bool> running_{false};
 };
 

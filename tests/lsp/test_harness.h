@@ -84,6 +84,18 @@ private:
                 list.items.push_back({"«" + before + "»2", std::nullopt, range{at, at}, std::nullopt});
             out.reply(list);
         };
+        // hearth/nextEdit: one edit per edit of the document's history, that edit undone, so a
+        // transcript sees what the history holds.
+        h.on_next_edit = [](const next_edit_params & p, const request_context & ctx, typed_responder<next_edit_result> out) {
+            const document * d = ctx.documents->find(p.textDocument.uri);
+            next_edit_result r;
+            int n = 0;
+            for (const auto & e : d->history().edits()) {
+                const range at{d->position_of(e.offset), d->position_of(e.offset + e.inserted.size())};
+                r.edits.push_back({std::to_string(++n), {d->uri(), d->version()}, at, e.removed, range{{at.start.line, 0}, {at.start.line, 0}}});
+            }
+            out.reply(r);
+        };
         h.on_chat = [](const chat_params & p, const request_context & ctx, typed_responder<chat_result> out) {
             const document * d = ctx.documents->find(p.textDocument.uri);
             const size_t b = d->offset_of(p.range.start), e = d->offset_of(p.range.end);

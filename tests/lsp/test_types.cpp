@@ -99,7 +99,7 @@ TEST_CASE("types: initialize params and result", "[lsp][types]") {
         "textDocumentSync":{"openClose":true,"change":2,"save":{"includeText":false}},
         "inlineCompletionProvider":true,
         "executeCommandProvider":{"commands":["hearth.explain","hearth.fix","hearth.ask","hearth.acceptCompletion"]},
-        "experimental":{"hearth":{"methods":["hearth/chat","hearth/status","hearth/didAccept","hearth/didReject","hearth/cursorRest"]}}},
+        "experimental":{"hearth":{"methods":["hearth/chat","hearth/status","hearth/didAccept","hearth/didReject","hearth/cursorRest","hearth/nextEdit"]}}},
         "serverInfo":{"name":"hearth","version":"0.1.0"}})"));
 }
 
