@@ -1,4 +1,4 @@
-// Next-edit suggestions in the editor: after a pause in editing (the completion debounce),
+// Next-edit suggestions in the editor: after a pause in editing (editPauseMs),
 // or when the cursor rests after an edit not yet asked about, the extension asks
 // hearth/nextEdit at the cursor; a new keystroke cancels the request in flight. The edit
 // answered is shown (next_edit_view.ts) until Tab applies it, Escape dismisses it, or the
@@ -8,7 +8,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { Settings, isLanguageEnabled } from './config';
-import { NextEditFeedback, advertisesNextEdit, askAtRest, onEdit, placement, tabAction, usableEdit } from './next_edit_logic';
+import { NextEditFeedback, advertisesNextEdit, askAtRest, editPauseMs, onEdit, placement, tabAction, usableEdit } from './next_edit_logic';
 import { NextEditView } from './next_edit_view';
 import { NextEdit, NextEditResult, Position, method, nextEditParams } from './protocol';
 
@@ -49,7 +49,7 @@ export class NextEditController implements vscode.Disposable {
         if (editor?.document !== e.document) return;
         this.cancel_();
         if (!this.enabled_(editor.document)) return;
-        this.timer_ = setTimeout(() => { this.timer_ = undefined; this.ask_(editor); }, this.deps_.settings().debounceMs);
+        this.timer_ = setTimeout(() => { this.timer_ = undefined; this.ask_(editor); }, this.pauseMs_());
     }
 
     // The cursor of the active editor moved: update what Tab will do, and after a rest ask
@@ -115,6 +115,11 @@ export class NextEditController implements vscode.Disposable {
         this.cancel_();
         this.dismiss();
         this.view_.dispose();
+    }
+
+    private pauseMs_(): number {
+        const s = this.deps_.settings();
+        return editPauseMs(s.debounceMs, s.cursorRestMs);
     }
 
     private enabled_(document: vscode.TextDocument): boolean {
@@ -193,7 +198,7 @@ export class NextEditController implements vscode.Disposable {
         editor.selection = new vscode.Selection(end, end);
         // An applied edit is an edit: the next one may follow from it.
         this.cancel_();
-        this.timer_ = setTimeout(() => { this.timer_ = undefined; this.ask_(editor); }, this.deps_.settings().debounceMs);
+        this.timer_ = setTimeout(() => { this.timer_ = undefined; this.ask_(editor); }, this.pauseMs_());
     }
 
     private clear_(): void {

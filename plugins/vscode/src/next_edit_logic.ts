@@ -56,6 +56,13 @@ export function previewText(newText: string, max = 80): string {
     return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
 
+// The pause after an edit before asking: the cursor-rest moment, not the completion debounce,
+// so that the completion asked for at the same pause reaches the daemon first (both run at
+// the same priority there, in order) and its ghost text is not held up by a model call.
+export function editPauseMs(debounceMs: number, cursorRestMs: number): number {
+    return Math.max(debounceMs, cursorRestMs);
+}
+
 // After a pause in editing the editor asks; at a cursor rest it asks again only when the
 // document changed since it last asked and nothing is shown (a rest costs no model call).
 export function askAtRest(lastAskedVersion: number | undefined, version: number, shown: boolean): boolean {

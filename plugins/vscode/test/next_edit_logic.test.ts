@@ -1,7 +1,7 @@
 // Next-edit decisions without the editor: usable answers, placement, Tab, feedback.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { NextEditFeedback, advertisesNextEdit, askAtRest, onEdit, placement, previewText, tabAction, usableEdit } from '../src/next_edit_logic';
+import { NextEditFeedback, advertisesNextEdit, askAtRest, editPauseMs, onEdit, placement, previewText, tabAction, usableEdit } from '../src/next_edit_logic';
 import { NextEdit, nextEditParams } from '../src/protocol';
 import { defaults, readSettings } from '../src/config';
 
@@ -59,6 +59,12 @@ test('the preview is one line, cut with an ellipsis', () => {
     assert.equal(previewText('total'), 'total');
     assert.equal(previewText('a\nb'), 'a ⏎ b');
     assert.equal(previewText('abcdefghij', 5), 'abcd…');
+});
+
+test('the edit pause is the cursor-rest moment, or the completion debounce if that is longer', () => {
+    assert.equal(editPauseMs(75, 250), 250);
+    assert.equal(editPauseMs(75, 0), 75);
+    assert.equal(editPauseMs(400, 250), 400);
 });
 
 test('a cursor rest asks only after a change not yet asked about, with nothing shown', () => {

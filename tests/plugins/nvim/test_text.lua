@@ -75,6 +75,8 @@ H.test('next edit: Tab applies on its lines or its showAt line; an insertion at 
   H.eq(false, next_edit.inline(ins, 1, 6), 'another line')
   H.eq(false, next_edit.inline(vim.tbl_extend('force', ins, { new_text = 'a\nb' }), 2, 6), 'two lines')
   H.eq(false, next_edit.inline(e, 4, 4), 'a replacement')
+  H.eq(250, next_edit.pause_ms({ debounce_ms = 75, cursor_rest_ms = 250 }), 'the edit pause is the cursor-rest moment')
+  H.eq(75, next_edit.pause_ms({ debounce_ms = 75, cursor_rest_ms = 0 }), 'or the debounce')
 end)
 
 H.test('options: next_edit is on by default, its keys and switch are checked', function()

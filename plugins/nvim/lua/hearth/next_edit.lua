@@ -1,4 +1,4 @@
--- Next-edit suggestions: after a pause in editing (debounce_ms), or when the cursor rests
+-- Next-edit suggestions: after a pause in editing (M.pause_ms), or when the cursor rests
 -- after an edit not yet asked about, ask hearth/nextEdit at the cursor (a new change
 -- cancels the request in flight); show the edit answered (next_edit_view.lua) until Tab
 -- applies it, <Esc> (normal mode) dismisses it, or the user edits or leaves the buffer.
@@ -204,12 +204,17 @@ function M.request(bufnr)
   return ok
 end
 
+-- The pause after an edit: the cursor-rest moment, not the completion debounce, so that the
+-- completion asked for at the same pause reaches the daemon first (both run at the same
+-- priority there, in order) and its ghost text is not held up by a model call.
+function M.pause_ms(o) return math.max(o.debounce_ms, o.cursor_rest_ms) end
+
 function M.schedule(bufnr)
   if not enabled() then return end
   cancel_pending()
   timer = timer or uv().new_timer()
   debouncing = true
-  timer:start(opts.debounce_ms, 0, vim.schedule_wrap(function()
+  timer:start(M.pause_ms(opts), 0, vim.schedule_wrap(function()
     debouncing = false
     M.request(bufnr)
   end))
