@@ -44,8 +44,11 @@ def say(msg):
 # --- tasks ----------------------------------------------------------------------------------
 
 def load_tasks(path, limit, kinds, cache, python):
-    with open(path) as f:
-        lines = [json.loads(l) for l in f if l.strip()]
+    try:
+        with open(path) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+    except OSError as e:
+        raise bench_error(f"cannot read the task list {path}: {e.strerror}")
     if not lines or "version" not in lines[0]:
         raise bench_error(f"{path}: the first line must be the task list's header with its version")
     header, tasks = lines[0], [t for t in lines[1:] if not kinds or t["kind"] in kinds]
