@@ -7,7 +7,9 @@ elsewhere and a false edit. No model, no daemon, no network.
   check_bench_next_edit.py
 """
 import io
+import json
 import os
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -53,6 +55,40 @@ def write_sdist(cache, package, version, files):
             info = tarfile.TarInfo(f"{package}-{version}/{name}")
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
+
+
+def end_to_end(hearth, fixtures, edit_task, quiet_task):
+    keys = ("id", "kind", "group", "package", "before", "after", "path", "sha256_before", "sha256_after", "edits")
+    tasks = [{k: edit_task[k] for k in keys} | {"target": edit_task["target"]},
+             {k: edit_task[k] for k in keys} | {"id": "t-quiet", "kind": "no_edit", "group": "none",
+                                                "edits": edit_task["edits"][:1], "cursor": BEFORE.index(b"return 42")}]
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = os.path.join(tmp, "cache")
+        write_sdist(cache, "demo", "1.0", {"src/demo.py": BEFORE})
+        write_sdist(cache, "demo", "1.1", {"src/demo.py": AFTER})
+        with open(os.path.join(tmp, "tasks.jsonl"), "w") as f:
+            f.write(json.dumps({"version": 0, "seed": 0, "tasks": len(tasks)}) + "\n")
+            f.writelines(json.dumps(t) + "\n" for t in tasks)
+        out = os.path.join(tmp, "out.json")
+        r = subprocess.run([sys.executable, os.path.join(BENCH, "run_next_edit.py"), "--hearth", hearth,
+                            "--model", os.path.join(fixtures, "models", "stories260K-F32.gguf"),
+                            "--setting", "next_edit.enabled=false",
+                            "--tasks", os.path.join(tmp, "tasks.jsonl"), "--cache", cache, "--json", out,
+                            "--type-pause", "0", "--edit-pause", "0", "--request-timeout", "60"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+        check("the bench runs to the end", r.returncode == 0)
+        if r.returncode != 0:
+            print(r.stdout[-3000:])
+            return
+        doc = json.load(open(out))
+    check("both sides are summed up", set(doc["summary"]) == {"hearth", "none"})
+    h = doc["summary"]["hearth"]
+    check("every task was answered", h["errors"] == 0 and h["edit_tasks"] == 1 and h["no_edit_tasks"] == 1)
+    check("every answer was timed and scored",
+          all(t["hearth"]["ms"] > 0 and t["hearth"]["verdict"] in ("exact", "near", "elsewhere", "none", "false_edit")
+              for t in doc["tasks"]))
+    check("no edit came back, scored none", [t["hearth"]["verdict"] for t in doc["tasks"]] == ["none", "none"])
+    check("the daemon's status is kept", isinstance(doc["hearth_status"], dict) and "nextEditsServed" in doc["hearth_status"])
 
 
 def main():
@@ -116,6 +152,8 @@ def main():
     pos = run_next_edit.position("é\nab".encode(), 4)
     check("positions count UTF-8 bytes", pos == {"line": 1, "character": 1} and
           run_next_edit.offset_of("é\nab".encode(), pos) == 4)
+    if len(sys.argv) == 3:
+        end_to_end(sys.argv[1], sys.argv[2], task, quiet)
     if failures:
         print(f"{len(failures)} checks failed")
         sys.exit(1)
