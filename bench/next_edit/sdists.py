@@ -9,7 +9,6 @@ Offsets are in bytes of the UTF-8 file. Plain standard library.
 import difflib
 import glob
 import hashlib
-import io
 import os
 import re
 import subprocess
