@@ -5,7 +5,8 @@
 #   share/man/man1/hearth.1.gz         hearth(1), written from the binary's own --help texts
 #   share/hearth/bench/quality/        `hearth bench quality`'s scripts and task list
 #   share/hearth/bench/editor/         `hearth bench editor`'s scripts
-#   share/hearth/bench/common/         what both benches import (found beside their own folder)
+#   share/hearth/bench/next_edit/      `hearth bench next-edit`'s scripts and task list
+#   share/hearth/bench/common/         what the benches import (found beside their own folder)
 # and the Debian package CPack builds from the same rules (cpack -G DEB: hearth_<version>_<arch>.deb,
 # its run-time dependencies found by dpkg-shlibdeps from the libraries the binary links).
 include(GNUInstallDirs)
@@ -30,7 +31,7 @@ if(HEARTH_VSIX)
   install(FILES ${HEARTH_VSIX} DESTINATION ${CMAKE_INSTALL_DATADIR}/hearth)
 endif()
 install(FILES ${HEARTH_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
-foreach(bench quality editor common)
+foreach(bench quality editor next_edit common)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/bench/${bench}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/hearth/bench/${bench}
           PATTERN "__pycache__" EXCLUDE)
 endforeach()

@@ -2,7 +2,8 @@
 // llama-bench, plus load time (cold and warm page cache), peak RSS and the memory-bandwidth
 // ceiling of generation. `hearth bench trace FILE` replays an editing trace (bench_trace.cpp);
 // `hearth bench quality` measures completion quality on real code (bench_quality.cpp);
-// `hearth bench editor` the first suggestion in a file just opened, and typing on (bench_editor.cpp).
+// `hearth bench editor` the first suggestion in a file just opened, and typing on (bench_editor.cpp);
+// `hearth bench next-edit` next-edit predictions on real edit histories (bench_next_edit.cpp).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "daemon/cli/cli_bench_editor.h"
+#include "daemon/cli/cli_bench_next_edit.h"
 #include "daemon/cli/cli_bench_quality.h"
 #include "daemon/bench/bench_stats.h"
 #include "daemon/cli/cli_bench_trace.h"
@@ -223,6 +225,7 @@ void add_bench_commands(CLI::App & app, cli_state & state) {
     add_bench_trace_command(*bench, state);
     add_bench_quality_command(*bench, state);
     add_bench_editor_command(*bench, state);
+    add_bench_next_edit_command(*bench, state);
 
     bench->callback([&state, f, bench] {
         if (bench->get_subcommands().size() > 0) return;  // `bench trace` or `bench quality` ran instead

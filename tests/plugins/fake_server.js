@@ -14,11 +14,22 @@
 // "Hello", " from", " the fake" 40 ms apart (400 ms when the prompt contains "slow"):
 // as partial results {text} for hearth/chat's partialResultToken, as work-done progress
 // (begin, report {message, text}, end) for a workDoneToken; then the reply has the whole
-// text. Every message received is logged; the request fake/log returns the log.
+// text. hearth/nextEdit finds a rename: the first line that differs from the text the
+// document was opened with by one identifier (old -> new); the edit renames the next
+// whole-word use of old, shown at the start of its line (no rename left: no edit). A line
+// that is exactly "todo" gets " done" inserted at its end instead.
+// Every message received is logged; the request fake/log returns the log, and with
+// FAKE_LOG_FILE set each one is also appended there as a JSON line (for tests that drive
+// an editor and cannot send fake/log themselves).
 'use strict';
 
+const fs = require('fs');
+
 const delayMs = Number(process.env.FAKE_DELAY_MS || 0);
+const logFile = process.env.FAKE_LOG_FILE;
 const docs = new Map();
+const opened = new Map();   // uri -> the text of didOpen
+const versions = new Map();
 const log = [];
 const running = new Map(); // request id -> { cancelled }
 
@@ -65,6 +76,46 @@ function complete(params) {
 }
 let itemId = 0;
 
+const identifiers = (line) => line.match(/[A-Za-z_][A-Za-z0-9_]*|[^\sA-Za-z_]/g) ?? [];
+
+// The rename old -> new between the opened text and the current one, if a line shows one.
+function renameOf(before, now) {
+    const a = before.split('\n'), b = now.split('\n');
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+        if (a[i] === b[i]) continue;
+        const x = identifiers(a[i]), y = identifiers(b[i]);
+        if (x.length !== y.length) continue;
+        const diff = x.map((t, k) => [t, y[k]]).filter(([t, u]) => t !== u);
+        if (diff.length === 1 && /^[A-Za-z_]/.test(diff[0][0]) && /^[A-Za-z_]/.test(diff[0][1])) return diff[0];
+    }
+    return undefined;
+}
+
+let editId = 0;
+function nextEdit(params) {
+    const uri = params.textDocument.uri;
+    const text = docs.get(uri) ?? '';
+    const version = versions.get(uri);
+    const todo = text.split('\n').indexOf('todo');
+    if (todo >= 0) {
+        const at = { line: todo, character: 4 };
+        return { edits: [{ id: `ne-${++editId}`, textDocument: { uri, version }, range: { start: at, end: at }, newText: ' done',
+                           showAt: { start: { line: todo, character: 0 }, end: { line: todo, character: 0 } } }] };
+    }
+    const rename = renameOf(opened.get(uri) ?? '', text);
+    if (!rename) return { edits: [] };
+    const [from, to] = rename;
+    const lines = text.split('\n');
+    for (let line = 0; line < lines.length; line++) {
+        const m = new RegExp(`\\b${from}\\b`).exec(lines[line]);
+        if (!m) continue;
+        const range = { start: { line, character: m.index }, end: { line, character: m.index + from.length } };
+        return { edits: [{ id: `ne-${++editId}`, textDocument: { uri, version }, range, newText: to,
+                           showAt: { start: { line, character: 0 }, end: { line, character: 0 } } }] };
+    }
+    return { edits: [] };
+}
+
 // Streams the answer; `partial`: as partial results, else as work-done reports.
 async function answer(msg, prompt, token, partial) {
     const state = { cancelled: false };
@@ -88,6 +139,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function handle(msg) {
     log.push({ method: msg.method, params: msg.params });
+    if (logFile) fs.appendFileSync(logFile, JSON.stringify({ method: msg.method, params: msg.params }) + '\n');
     const reply = (result) => send({ jsonrpc: '2.0', id: msg.id, result });
     const fail = (code, message) => send({ jsonrpc: '2.0', id: msg.id, error: { code, message } });
     switch (msg.method) {
@@ -98,13 +150,23 @@ async function handle(msg) {
                 textDocumentSync: { openClose: true, change: 2 },
                 inlineCompletionProvider: true,
                 executeCommandProvider: { commands: ['hearth.explain', 'hearth.fix', 'hearth.ask', 'hearth.acceptCompletion'] },
+                experimental: { hearth: { methods: ['hearth/nextEdit'] } },
             },
             serverInfo: { name: 'fake-hearth', version: '0' },
         });
     case 'shutdown': return reply(null);
     case 'exit': process.exit(0); return;
-    case 'textDocument/didOpen': docs.set(msg.params.textDocument.uri, msg.params.textDocument.text); return;
-    case 'textDocument/didChange': for (const c of msg.params.contentChanges) applyChange(msg.params.textDocument.uri, c); return;
+    case 'textDocument/didOpen': {
+        const d = msg.params.textDocument;
+        docs.set(d.uri, d.text);
+        opened.set(d.uri, d.text);
+        versions.set(d.uri, d.version);
+        return;
+    }
+    case 'textDocument/didChange':
+        for (const c of msg.params.contentChanges) applyChange(msg.params.textDocument.uri, c);
+        versions.set(msg.params.textDocument.uri, msg.params.textDocument.version);
+        return;
     case '$/cancelRequest': { const r = running.get(msg.params.id); if (r) r.cancelled = true; return; }
     case 'textDocument/inlineCompletion': {
         const state = { cancelled: false };
@@ -116,6 +178,14 @@ async function handle(msg) {
         running.delete(msg.id);
         if (state.cancelled) return fail(-32800, 'cancelled');
         return reply(complete(msg.params));
+    }
+    case 'hearth/nextEdit': {
+        const state = { cancelled: false };
+        running.set(msg.id, state);
+        if (delayMs) await sleep(delayMs);
+        running.delete(msg.id);
+        if (state.cancelled) return fail(-32800, 'cancelled');
+        return reply(nextEdit(msg.params));
     }
     case 'hearth/chat': return answer(msg, msg.params.prompt, msg.params.partialResultToken, true);
     case 'workspace/executeCommand': {

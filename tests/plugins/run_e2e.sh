@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end: the plugins' client code against the real daemon.
-#   run_e2e.sh HEARTH_BINARY MODEL nvim-system|nvim-current|vscode-client
+#   run_e2e.sh HEARTH_BINARY MODEL nvim-system|nvim-current|vscode-client|nvim-next-edit
 # Starts `hearth daemon` in a private runtime directory (waiting on its ready pipe, not by
 # polling; the tiny model's head size of 8 needs an f16 KV cache), points the editor at
 # `hearth lsp --runtime-dir DIR --no-start` (the shim an editor spawns), and stops the
@@ -71,6 +71,8 @@ export HEARTH_E2E_MODEL_PATH="$model"
 case "$kind" in
   nvim-system) "$here/run_nvim.sh" system "$here/nvim/test_e2e.lua" ;;
   nvim-current) "$here/run_nvim.sh" current "$here/nvim/test_e2e.lua" ;;
+  # Skips (77) when the daemon has no hearth/nextEdit or the model proposes no edit.
+  nvim-next-edit) HEARTH_NVIM_TEST_TIMEOUT=180 "$here/run_nvim.sh" current "$here/nvim/test_next_edit_e2e.lua" ;;
   vscode-client)
     [ -d "$repo/plugins/vscode/node_modules" ] || { echo "plugins/vscode/node_modules is missing: run scripts/setup"; exit 1; }
     (cd "$repo/plugins/vscode" && node_modules/.bin/tsc -p .)

@@ -27,8 +27,9 @@ case "$1" in
     # of a settings table) is one the extension has.
     repo="$(cd ../.. && pwd)"
     declared="$(node -e 'console.log(Object.keys(require("./package.json").contributes.configuration.properties).join("\n"))')"
-    for name in $(grep -ohE 'set `?hearth\.[A-Za-z]+|^\| `hearth\.[A-Za-z]+`' "$repo/scripts/run" "$repo/README.md" "$repo/docs/editors.md" |
-                  grep -oE 'hearth\.[A-Za-z]+' | sort -u); do
+    # Dotted names (hearth.nextEdit.enabled) whole.
+    for name in $(grep -ohE 'set `?hearth(\.[A-Za-z]+)+|^\| `hearth(\.[A-Za-z]+)+`' "$repo/scripts/run" "$repo/README.md" "$repo/docs/editors.md" |
+                  grep -oE 'hearth(\.[A-Za-z]+)+' | sort -u); do
       if ! grep -qx "$name" <<<"$declared"; then
         echo "the extension has no setting $name (named in scripts/run, README.md or docs/editors.md)"; exit 1
       fi

@@ -2,6 +2,12 @@
 # The real-editor test: the packaged extension in VS Code (code-server) in Debian's headless
 # Chromium, against the real daemon and the default model.
 #   run_vscode_real.sh HEARTH_BINARY VSIX
+#   run_vscode_real.sh --fake VSIX      the editor side alone: the scripted server
+#                                       (fake_server.js, through vscode_real/fake_hearth.sh)
+#                                       stands in for hearth; no model; vscode_real/next_edit.mjs
+#   run_vscode_real.sh HEARTH_BINARY VSIX --next-edit
+#                                       next edits from the daemon and the default model
+#                                       (vscode_real/next_edit.mjs; 77: no edit proposed)
 # As a new user has it: a private HOME and XDG tree with nothing but the default model
 # downloaded (<cache>/hearth/models/default.gguf, a link to the default model), `hearth`
 # on PATH, hearth.daemonPath and hearth.modelPath unset, a runtime directory of mode 700.
@@ -13,15 +19,23 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-bin="$(realpath "$1")" vsix="$(realpath "$2")"
+fake=""
+if [ "$1" = "--fake" ]; then fake=1; bin="$here/vscode_real/fake_hearth.sh"; else bin="$(realpath "$1")"; fi
+vsix="$(realpath "$2")"
+drive="$here/vscode_real/drive.mjs"
+if [ -n "$fake" ] || [ "${3:-}" = "--next-edit" ]; then drive="$here/vscode_real/next_edit.mjs"; fi
+export HEARTH_VSCODE_FAKE="${fake:-0}"
 # shellcheck source=vscode_real/versions.sh
 . "$here/vscode_real/versions.sh"
 [ -x "$bin" ] || { echo "hearth binary not found: $bin"; exit 1; }
 [ -f "$vsix" ] || { echo "the packaged extension is missing: $vsix (plugins_vscode_package builds it)"; exit 1; }
 # $HEARTH_DEFAULT_MODEL (scripts/test sets it), else where hearth finds the default model.
 model="${HEARTH_DEFAULT_MODEL:-${XDG_CACHE_HOME:-$HOME/.cache}/hearth/models/default.gguf}"
-[ -f "$model" ] || { echo "no default model at '$model' (scripts/fetch-model downloads it)"; exit 1; }
-model="$(realpath "$model")"
+if [ -n "$fake" ]; then model=/dev/null
+else
+  [ -f "$model" ] || { echo "no default model at '$model' (scripts/fetch-model downloads it)"; exit 1; }
+  model="$(realpath "$model")"
+fi
 code_server="$vscode_test_code_server/bin/code-server"
 for need in "$vscode_test_node/bin/node" "$code_server" "$vscode_test_chromium" "$here/vscode_real/node_modules/playwright-core"; do
   [ -e "$need" ] || { echo "missing $need: run scripts/setup"; exit 1; }
@@ -61,7 +75,7 @@ mkdir -p "$tree/home/.local/bin" "$tree/cache/hearth/models" "$tree/config/heart
   "$tree/work" "$tree/user/User" "$tree/extensions"
 mkdir -m 700 "$tree/run"
 mkdir -m 755 "$tree/open-run"   # for the start that must fail: others may enter it
-ln -s "$model" "$tree/cache/hearth/models/default.gguf"
+[ -n "$fake" ] || ln -s "$model" "$tree/cache/hearth/models/default.gguf"
 # On PATH as a user install has it: VS Code takes the extension host's PATH from a login
 # shell, whose ~/.profile adds ~/.local/bin (as Debian's default one does).
 ln -s "$bin" "$tree/home/.local/bin/hearth"
@@ -102,6 +116,8 @@ printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$port" >"$tree/code
 export HOME="$tree/home" XDG_CACHE_HOME="$tree/cache" XDG_CONFIG_HOME="$tree/config" XDG_STATE_HOME="$tree/state"
 export XDG_DATA_HOME="$tree/data" XDG_RUNTIME_DIR="$tree/run" PATH="$tree/home/.local/bin:$vscode_test_node/bin:$PATH"
 unset HEARTH_MODEL
+# The scripted server logs what it receives here (the extension host passes it on).
+export FAKE_LOG_FILE="$tree/fake-server.jsonl"
 cs_args=(--config "$tree/code-server.yaml" --user-data-dir "$tree/user" --extensions-dir "$tree/extensions")
 "$code_server" "${cs_args[@]}" --install-extension "$vsix" >"$tree/install.log" 2>&1 ||
   { cat "$tree/install.log"; exit 1; }
@@ -113,4 +129,4 @@ export HEARTH_VSCODE_URL="http://127.0.0.1:$port/" HEARTH_VSCODE_TREE="$tree" HE
 export HEARTH_VSCODE_MODEL_PATH="$tree/cache/hearth/models/default.gguf"
 # HEARTH_VSCODE_TESTS: a pattern of test names to run (the others are skipped).
 timeout "${HEARTH_VSCODE_TIMEOUT:-900}" node ${HEARTH_VSCODE_TESTS:+--test-name-pattern="$HEARTH_VSCODE_TESTS"} \
-  "$here/vscode_real/drive.mjs"
+  "$drive"

@@ -22,6 +22,7 @@ export interface Settings {
     logLevel: LogLevel;
     logFile: string;       // "": the daemon's default
     extraArgs: string[];
+    nextEditEnabled: boolean;   // hearth.nextEdit.enabled: ask hearth/nextEdit after edits
 }
 
 export const defaults: Settings = {
@@ -36,6 +37,7 @@ export const defaults: Settings = {
     logLevel: 'info',
     logFile: '',
     extraArgs: [],
+    nextEditEnabled: true,
 };
 
 // `get` reads one setting by name (vscode's WorkspaceConfiguration.get has this shape);
@@ -61,6 +63,7 @@ export function readSettings(get: (key: string) => unknown): Settings {
         logLevel: pick('logLevel', (v) => ['trace', 'debug', 'info', 'warn', 'error', 'off'].includes(v as string)),
         logFile: pick('logFile', isStr),
         extraArgs: pick('extraArgs', (v) => Array.isArray(v) && v.every(isStr)),
+        nextEditEnabled: typeof get('nextEdit.enabled') === 'boolean' ? get('nextEdit.enabled') as boolean : defaults.nextEditEnabled,
     };
 }
 

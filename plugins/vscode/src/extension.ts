@@ -1,7 +1,8 @@
 // Entry point of the VS Code extension: starts `hearth lsp` (which connects to the
 // daemon or starts it) through vscode-languageclient, and registers inline completion,
-// the selection commands, the status bar and the partial-accept keys, and tells the daemon
-// where the cursor comes to rest (hearth/cursorRest). It never loads a model itself.
+// the selection commands, the status bar and the partial-accept keys, tells the daemon
+// where the cursor comes to rest (hearth/cursorRest), and shows next-edit suggestions
+// (hearth/nextEdit, next_edit.ts). It never loads a model itself.
 import { execFile } from 'child_process';
 import * as vscode from 'vscode';
 import { CloseAction, ErrorAction, ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from 'vscode-languageclient/node';
@@ -10,6 +11,7 @@ import { acceptPartially, acceptedCommand, inlineCompletionMiddleware } from './
 import { CursorRest } from './cursor_rest';
 import { Settings, helpFlags, initializationOptions, lspArgs, readSettings, resolveDaemon } from './config';
 import { Feedback } from './feedback';
+import { NextEditController, nextEditDismissCommand, nextEditTabCommand } from './next_edit';
 import { method } from './protocol';
 import { ServerProcess, startFailureMessage } from './server_process';
 import { StatusBar, showStatusCommand } from './status_bar';
@@ -41,7 +43,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             return true;
         },
     });
-    context.subscriptions.push(output, status, rest,
+    const nextEdit = new NextEditController({
+        settings,
+        client: () => client,
+        synced: (d) => syncedSchemes.includes(d.uri.scheme),
+    });
+    context.subscriptions.push(output, status, rest, nextEdit,
         vscode.workspace.registerTextDocumentContentProvider(answerScheme, answers),
         // Not hearth.explain & co.: the language client registers the daemon's commands
         // under those ids.
@@ -65,14 +72,22 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
             shown.dismissed();
             await vscode.commands.executeCommand('editor.action.inlineSuggest.hide');
         }),
+        // Tab and Escape while a next edit shows (package.json binds them on its context key).
+        vscode.commands.registerCommand(nextEditTabCommand, () => nextEdit.tab()),
+        vscode.commands.registerCommand(nextEditDismissCommand, () => nextEdit.dismiss()),
+        vscode.workspace.onDidChangeTextDocument((e) => nextEdit.changed(e)),
         vscode.window.onDidChangeActiveTextEditor(() => shown.dismissed()),
+        vscode.window.onDidChangeActiveTextEditor(() => nextEdit.activeEditorChanged()),
         vscode.window.onDidChangeActiveTextEditor((e) => rest.activated(e)),
         // The user's cursor only: not a selection moved in an editor that has no focus.
         vscode.window.onDidChangeTextEditorSelection((e) => {
-            if (e.textEditor === vscode.window.activeTextEditor) rest.moved(e.textEditor);
+            if (e.textEditor !== vscode.window.activeTextEditor) return;
+            rest.moved(e.textEditor);
+            nextEdit.moved(e.textEditor);
         }),
-        vscode.workspace.onDidCloseTextDocument((d) => rest.closed(d)),
+        vscode.workspace.onDidCloseTextDocument((d) => { rest.closed(d); nextEdit.closed(d); }),
         vscode.workspace.onDidChangeConfiguration((e) => {
+            if (e.affectsConfiguration('hearth')) nextEdit.settingsChanged();
             if (e.affectsConfiguration('hearth.daemonPath') || e.affectsConfiguration('hearth.modelPath') ||
                 e.affectsConfiguration('hearth.cacheType') || e.affectsConfiguration('hearth.kvBudgetMiB') ||
                 e.affectsConfiguration('hearth.logLevel') || e.affectsConfiguration('hearth.logFile') ||

@@ -13,6 +13,8 @@ export const method = {
     status: 'hearth/status',
     // TextDocumentPositionParams: the cursor came to rest there (see cursor_rest.ts).
     cursorRest: 'hearth/cursorRest',
+    // An edit the user is likely to make next, anywhere in the document (see next_edit.ts).
+    nextEdit: 'hearth/nextEdit',
 } as const;
 
 export interface Position { line: number; character: number; }
@@ -96,6 +98,31 @@ export function progressDelta(value: unknown): string {
 
 export function insertTextOf(item: InlineCompletionItem): string {
     return typeof item.insertText === 'string' ? item.insertText : item.insertText.value;
+}
+
+// hearth/nextEdit: asked at the cursor; the answer holds no edit (the usual answer) or
+// edits computed against the document version they name.
+export interface VersionedDocument { uri: string; version: number; }
+
+export interface NextEditParams { textDocument: VersionedDocument; position: Position; }
+
+export interface NextEdit {
+    id: string;                        // for hearth/didAccept and hearth/didReject
+    textDocument: VersionedDocument;   // the version the edit was computed against
+    range: Range;                      // what to replace
+    newText: string;
+    showAt: Range;                     // where to show it; Tab jumps to its start
+}
+
+export interface NextEditResult { edits: NextEdit[]; }
+
+export function nextEditParams(uri: string, version: number, position: Position): NextEditParams {
+    return { textDocument: { uri, version }, position };
+}
+
+// The feedback of a next edit: the same notifications as completions, naming the edit's id.
+export function nextEditFeedbackParams(edit: NextEdit): Record<string, unknown> {
+    return { uri: edit.textDocument.uri, id: edit.id, insertText: edit.newText, range: edit.range };
 }
 
 // hearth/status (docs/protocol.md); the daemon may add fields.

@@ -58,7 +58,8 @@ test('a daemon that is not on PATH: a clear error, no client', async () => {
     assert.equal(calls.errors.length, 1);
     assert.match(calls.errors[0], /"hearth-that-does-not-exist" was not found on PATH .*hearth\.daemonPath/);
     for (const id of ['hearth.explainSelection', 'hearth.fixSelection', 'hearth.askSelection', 'hearth.stopAnswer',
-        'hearth.showStatus', 'hearth.acceptNextWord', 'hearth.acceptNextLine', 'hearth._accepted']) {
+        'hearth.showStatus', 'hearth.acceptNextWord', 'hearth.acceptNextLine', 'hearth._accepted',
+        'hearth.nextEditTab', 'hearth.nextEditDismiss']) {
         assert.ok(calls.commands.includes(id), id);
     }
     // The daemon's own command ids stay free for the language client to register.

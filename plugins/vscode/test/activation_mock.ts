@@ -53,6 +53,7 @@ const vscode = {
     StatusBarAlignment: { Left: 1, Right: 2 },
     ProgressLocation: { Notification: 15 },
     ViewColumn: { Beside: -2 },
+    ThemeColor: class { constructor(readonly id: string) {} },
     CancellationTokenSource: class {
         private ls: Array<() => void> = [];
         token = { isCancellationRequested: false, onCancellationRequested: (l: () => void) => { this.ls.push(l); return { dispose() {} }; } };
@@ -76,6 +77,7 @@ const vscode = {
         showInformationMessage: () => Promise.resolve(undefined),
         showInputBox: () => Promise.resolve(editorState.question),
         showTextDocument: (doc: any) => { calls.shownDocuments.push(doc.uri.toString()); return Promise.resolve(undefined); },
+        createTextEditorDecorationType: () => ({ dispose() {} }),
         withProgress: (_o: any, task: (p: any, t: any) => Promise<unknown>) => task({}, editorState.progressToken),
         onDidChangeActiveTextEditor: events.activeEditor.event,
         onDidChangeTextEditorSelection: events.selection.event,

@@ -1,7 +1,8 @@
 -- The plugin against the scripted server (tests/plugins/fake_server.js): exact ghost
 -- text, typing through, accept / word / line / dismiss, debounce, cancellation, the
--- feedback notifications, hearth/cursorRest, streamed chat and its cancellation, status,
--- and the error when the binary is missing.
+-- feedback notifications, hearth/cursorRest, next edits (a rename's next use: shown, Tab
+-- jumps, Tab applies; <Esc> dismisses), streamed chat and its cancellation, status, and
+-- the error when the binary is missing.
 local H = dofile(vim.env.HEARTH_TEST_DIR .. '/harness.lua')
 local hearth = require('hearth')
 local compat = require('hearth.compat')
@@ -11,7 +12,8 @@ local dir = vim.fn.tempname()
 vim.fn.mkdir(dir, 'p')
 vim.cmd('cd ' .. dir)
 local node = vim.env.HEARTH_NODE or 'node'
-local opts = hearth.setup({ cmd = { node, vim.env.HEARTH_FAKE_SERVER }, debounce_ms = 75 })
+-- Next edits off until their tests: the completion tests count requests and cancels.
+local opts = hearth.setup({ cmd = { node, vim.env.HEARTH_FAKE_SERVER }, debounce_ms = 75, next_edit = { enabled = false } })
 
 local buf, client
 
@@ -305,6 +307,87 @@ H.test(':HearthStatus reports the daemon status', function()
   H.wait_for(function() return got end, 3000, 'status')
   H.ok(vim.tbl_contains(got, '  name: fake-model'), vim.inspect(got))
   H.ok(vim.tbl_contains(got, '  totalMs: 12'), vim.inspect(got))
+end)
+
+local next_edit = require('hearth.next_edit')
+local view = require('hearth.next_edit_view')
+
+H.test('a rename shows the next use as a next edit; Tab jumps to it, Tab applies it, didAccept names its id', function()
+  opts.next_edit.enabled = true
+  local file = dir .. '/rename.py'
+  vim.fn.writefile({ 'count = 0', 'print(count)', 'x = count + 1' }, file)
+  vim.cmd('edit ' .. file)
+  local rbuf = vim.api.nvim_get_current_buf()
+  vim.bo.filetype = 'python'
+  H.wait_for(function() return compat.clients_of(rbuf, 'hearth')[1] end, 5000, 'the client on rename.py')
+  H.sleep(200)
+  H.type('ggcwtotal<Esc>', 50)
+  local shown = H.wait_for(function() local c = next_edit.current() return c and c.edit.newText == 'total' and c end, 5000, 'the next edit')
+  H.eq({ start = { line = 1, character = 6 }, ['end'] = { line = 1, character = 11 } }, shown.edit.range, 'the next use')
+  H.eq({ 1, 4 }, vim.api.nvim_win_get_cursor(0), 'the cursor stays at the rename')
+  local drawn = view.drawn(rbuf)
+  H.ok(drawn:match('total') and drawn:match('Tab: jump to the edit'), 'new text and hint drawn: ' .. drawn)
+  local marks = vim.api.nvim_buf_get_extmarks(rbuf, view.ns, 0, -1, { details = true })
+  local del = vim.tbl_filter(function(m) return m[4].hl_group == 'HearthNextEditDelete' end, marks)[1]
+  H.eq({ 1, 6, 1, 11 }, { del[2], del[3], del[4].end_row, del[4].end_col }, 'the replaced text highlighted')
+  H.eq(1, vim.fn.maparg('<Tab>', 'n', false, true).buffer, 'Tab mapped for the buffer while the edit shows')
+  H.type('<Tab>')
+  H.eq({ 2, 0 }, vim.api.nvim_win_get_cursor(0), 'the first Tab jumps to showAt')
+  H.eq({ 'total = 0', 'print(count)', 'x = count + 1' }, vim.api.nvim_buf_get_lines(rbuf, 0, -1, false), 'nothing applied yet')
+  H.ok(view.drawn(rbuf):match('Tab: apply'), 'the hint says apply')
+  H.type('<Tab>')
+  H.eq({ 'total = 0', 'print(total)', 'x = count + 1' }, vim.api.nvim_buf_get_lines(rbuf, 0, -1, false), 'the second Tab applies')
+  H.eq({ 2, 11 }, vim.api.nvim_win_get_cursor(0), 'cursor after the new text')
+  local acc = last_of(log(), 'hearth/didAccept')
+  H.eq({ uri = vim.uri_from_bufnr(rbuf), id = shown.edit.id, insertText = 'total', range = shown.edit.range }, acc and acc.params, 'didAccept')
+  local _, doc = H.request(client, 'fake/document', { uri = vim.uri_from_bufnr(rbuf) })
+  H.eq('total = 0\nprint(total)\nx = count + 1\n', doc, 'the server saw the applied edit')
+end)
+
+H.test('the next use after an applied edit is shown; <Esc> dismisses it with didReject and Tab is the user\'s again', function()
+  local rbuf = vim.api.nvim_get_current_buf()
+  local shown = H.wait_for(function() local c = next_edit.current() return c and c.edit.range.start.line == 2 and c end, 5000, 'the following edit')
+  H.type('<Esc>')
+  H.eq(nil, next_edit.current(), 'dismissed')
+  H.eq(nil, view.drawn(rbuf), 'nothing drawn')
+  local rej = last_of(log(), 'hearth/didReject')
+  H.eq(shown.edit.id, rej and rej.params.id, 'didReject names the edit')
+  H.ok(vim.fn.maparg('<Tab>', 'n', false, true).buffer ~= 1, 'Tab no longer mapped for the buffer')
+  H.eq({ 'total = 0', 'print(total)', 'x = count + 1' }, vim.api.nvim_buf_get_lines(rbuf, 0, -1, false), 'untouched')
+end)
+
+H.test('an insertion on the cursor line after the cursor is drawn as ghost text; Tab applies it at once', function()
+  local rbuf = vim.api.nvim_get_current_buf()
+  H.type('Gotodo<Esc>0', 50)
+  local shown = H.wait_for(function() local c = next_edit.current() return c and c.edit.newText == ' done' and c end, 5000, 'the insertion')
+  local marks = vim.api.nvim_buf_get_extmarks(rbuf, view.ns, 0, -1, { details = true })
+  local ghost = vim.tbl_filter(function(m) return m[4].virt_text and m[4].virt_text[#m[4].virt_text][2] == 'HearthGhost' end, marks)[1]
+  H.ok(ghost, 'the new text in the ghost text highlight: ' .. vim.inspect(marks))
+  H.ok(view.drawn(rbuf):match('Tab: apply'), 'the cursor is on it: Tab applies')
+  H.type('<Tab>')
+  H.eq('todo done', vim.api.nvim_buf_get_lines(rbuf, 3, 4, false)[1], 'applied at the end of the line')
+  H.eq(shown.edit.id, last_of(log(), 'hearth/didAccept').params.id, 'didAccept names it')
+  H.type('dd', 50)   -- no todo line left: the renames come back
+end)
+
+H.test('typing elsewhere dismisses the edit shown; with next_edit off nothing is asked', function()
+  local rbuf = vim.api.nvim_get_current_buf()
+  H.type('ggA ', 50)
+  H.type('<BS><Esc>', 50)
+  H.wait_for(function() return next_edit.current() end, 5000, 'the edit asked again after typing')
+  local rejects = count(log(), 'hearth/didReject')
+  H.type('Go# note<Esc>', 50)
+  H.ok(count(log(), 'hearth/didReject') > rejects, 'typing rejected the edit shown')
+  opts.next_edit.enabled = false
+  H.sleep(300)
+  next_edit.dismiss()
+  local asked = count(log(), 'hearth/nextEdit')
+  H.type('ggcwsum<Esc>', 50)
+  H.sleep(400)
+  H.eq(asked, count(log(), 'hearth/nextEdit'), 'no request with next_edit off')
+  H.eq(nil, next_edit.current(), 'nothing shown')
+  vim.cmd('buffer ' .. buf)
+  H.eq(nil, view.drawn(rbuf), 'nothing drawn')
 end)
 
 H.test('a missing binary gives one clear error', function()

@@ -1,5 +1,5 @@
 -- Unit tests of the plugin's pure parts: position encodings, ghost placement, word and
--- line splitting, option validation.
+-- line splitting, option validation, where a next edit is and what Tab does there.
 local H = dofile(vim.env.HEARTH_TEST_DIR .. '/harness.lua')
 local text = require('hearth.text')
 local config = require('hearth.config')
@@ -60,6 +60,35 @@ H.test('options: defaults, lists replace, wrong types are named', function()
   H.ok(not ok and err:match('keys.accept'), 'error names the key option: ' .. tostring(err))
   ok, err = pcall(config.merge, { cmd = {} })
   H.ok(not ok and err:match('cmd must name'), 'empty cmd refused')
+end)
+
+H.test('next edit: Tab applies on its lines or its showAt line; an insertion at the cursor is ghost text', function()
+  local next_edit = require('hearth.next_edit')
+  local e = { start = { 4, 4 }, finish = { 6, 1 }, show_row = 3, new_text = 'x' }
+  H.eq(true, next_edit.on_edit(e, 5), 'inside the range')
+  H.eq(true, next_edit.on_edit(e, 3), 'on the showAt line')
+  H.eq(false, next_edit.on_edit(e, 7), 'below')
+  local ins = { start = { 2, 6 }, finish = { 2, 6 }, show_row = 2, new_text = 'abc' }
+  H.eq(true, next_edit.inline(ins, 2, 6), 'at the cursor')
+  H.eq(true, next_edit.inline(ins, 2, 3), 'after the cursor')
+  H.eq(false, next_edit.inline(ins, 2, 7), 'before the cursor')
+  H.eq(false, next_edit.inline(ins, 1, 6), 'another line')
+  H.eq(false, next_edit.inline(vim.tbl_extend('force', ins, { new_text = 'a\nb' }), 2, 6), 'two lines')
+  H.eq(false, next_edit.inline(e, 4, 4), 'a replacement')
+  H.eq(250, next_edit.pause_ms({ debounce_ms = 75, cursor_rest_ms = 250 }), 'the edit pause is the cursor-rest moment')
+  H.eq(75, next_edit.pause_ms({ debounce_ms = 75, cursor_rest_ms = 0 }), 'or the debounce')
+end)
+
+H.test('options: next_edit is on by default, its keys and switch are checked', function()
+  local o = config.merge({})
+  H.eq({ enabled = true, keys = { tab = '<Tab>', dismiss = '<Esc>' } }, o.next_edit, 'defaults')
+  o = config.merge({ next_edit = { enabled = false } })
+  H.eq(false, o.next_edit.enabled, 'off')
+  H.eq('<Tab>', o.next_edit.keys.tab, 'keys kept')
+  local ok, err = pcall(config.merge, { next_edit = { enabled = 'yes' } })
+  H.ok(not ok and err:match('next_edit.enabled must be a boolean'), tostring(err))
+  ok, err = pcall(config.merge, { next_edit = { keys = { tab = 1 } } })
+  H.ok(not ok and err:match('next_edit.keys.tab must be a key string or false'), tostring(err))
 end)
 
 H.run('hearth.nvim unit tests')

@@ -13,6 +13,10 @@ M.defaults = {
   auto = true,                      -- ask while typing (else only on keys.trigger)
   init_options = {},                -- sent as initializationOptions
   log_file = nil,                   -- named in error messages when the daemon fails
+  next_edit = {                     -- hearth/nextEdit: the edit you are likely to make next
+    enabled = true,
+    keys = { tab = '<Tab>', dismiss = '<Esc>' },   -- mapped only while an edit shows
+  },
   keys = {
     accept = '<Tab>',               -- only while a suggestion shows; otherwise the key's own job
     accept_word = '<M-Right>',
@@ -44,6 +48,11 @@ function M.merge(user)
   check('init_options', user.init_options, 'table')
   check('log_file', user.log_file, 'string')
   check('keys', user.keys, 'table')
+  check('next_edit', user.next_edit, 'table')
+  if user.next_edit then
+    check('next_edit.enabled', user.next_edit.enabled, 'boolean')
+    check('next_edit.keys', user.next_edit.keys, 'table')
+  end
   local o = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), user)
   -- Lists replace, they do not merge index by index.
   for _, k in ipairs({ 'cmd', 'args', 'filetypes', 'exclude' }) do
@@ -51,9 +60,11 @@ function M.merge(user)
   end
   if #o.cmd == 0 then error('hearth.setup: option cmd must name the hearth binary', 2) end
   if o.max_lines < 1 then error('hearth.setup: option max_lines must be at least 1', 2) end
-  for name, key in pairs(o.keys) do
-    if key ~= false and type(key) ~= 'string' then
-      error(string.format('hearth.setup: option keys.%s must be a key string or false', name), 2)
+  for prefix, keys in pairs({ ['keys.'] = o.keys, ['next_edit.keys.'] = o.next_edit.keys }) do
+    for name, key in pairs(keys) do
+      if key ~= false and type(key) ~= 'string' then
+        error(string.format('hearth.setup: option %s%s must be a key string or false', prefix, name), 2)
+      end
     end
   end
   return o

@@ -47,6 +47,21 @@ function M.check()
     end
   end
   if not found then warn('no hearth client running (open a file of an enabled filetype)') end
+  if opts.next_edit.enabled then
+    local asks = false
+    for _, c in pairs(all) do
+      local caps = c.name == 'hearth' and c.server_capabilities or {}
+      local m = caps.experimental and caps.experimental.hearth and caps.experimental.hearth.methods
+      if type(m) == 'table' and vim.tbl_contains(m, 'hearth/nextEdit') then asks = true end
+    end
+    if asks or not found then
+      ok('next edit: on (Tab jumps to the edit shown, Tab again applies it, <Esc> dismisses)')
+    else
+      warn('next edit: on, but the running daemon has no hearth/nextEdit (update hearth)')
+    end
+  else
+    info('next edit: off (setup{ next_edit = { enabled = true } } turns it on)')
+  end
   local e = require('hearth.completion').last_error
   if e then warn('last completion error: ' .. e) end
 end

@@ -1,14 +1,16 @@
 -- hearth for Neovim: require('hearth').setup{...} starts `hearth lsp` through vim.lsp for
 -- the enabled filetypes and adds inline completion (ghost text), the selection commands
 -- :HearthExplain / :HearthFix / :HearthAsk (answers stream into a scratch split),
--- :HearthCancel and :HearthStatus, and tells the daemon where the cursor comes to rest
--- (hearth/cursorRest). Works on Neovim 0.7 and 0.10+ (see compat.lua).
+-- :HearthCancel and :HearthStatus, tells the daemon where the cursor comes to rest
+-- (hearth/cursorRest), and shows next-edit suggestions (hearth/nextEdit, next_edit.lua).
+-- Works on Neovim 0.7 and 0.10+ (see compat.lua).
 local chat = require('hearth.chat')
 local compat = require('hearth.compat')
 local completion = require('hearth.completion')
 local config = require('hearth.config')
 local cursor_rest = require('hearth.cursor_rest')
 local ghost = require('hearth.ghost')
+local next_edit = require('hearth.next_edit')
 
 local M = {}
 
@@ -77,6 +79,9 @@ local function attach(bufnr)
   au('CursorMovedI', function() completion.on_cursor_moved(bufnr) end)
   au({ 'InsertLeave', 'BufLeave' }, function() completion.on_insert_leave() end)
   au({ 'CursorMoved', 'CursorMovedI' }, function() cursor_rest.moved(bufnr) end)
+  au({ 'TextChanged', 'TextChangedI', 'TextChangedP' }, function() next_edit.on_text_changed(bufnr) end)
+  au({ 'CursorMoved', 'CursorMovedI' }, function() next_edit.on_cursor_moved(bufnr) end)
+  au('BufLeave', function() next_edit.on_buf_leave(bufnr) end)
   au('BufEnter', function() cursor_rest.entered(bufnr) end)
   -- Attached after its BufEnter (attaching waits for FileType).
   if bufnr == vim.api.nvim_get_current_buf() then cursor_rest.entered(bufnr) end
@@ -113,6 +118,7 @@ function M.setup(user_opts)
   opts = config.merge(user_opts)
   completion.init(opts)
   cursor_rest.init(opts)
+  next_edit.init(opts)
   local group = vim.api.nvim_create_augroup('hearth', { clear = true })
   -- Scheduled: FileType can fire while the buffer is still being read (`syntax on` in an
   -- init file), when a client cannot attach to it yet.
@@ -189,6 +195,8 @@ M.suggest = function() return completion.request(1) end
 M.next = function() return completion.cycle(1) end
 M.prev = function() return completion.cycle(-1) end
 M.visible = completion.visible
+M.next_edit = next_edit.current
+M.dismiss_next_edit = next_edit.dismiss
 M.ghost_text = function(bufnr) return ghost.text(bufnr or vim.api.nvim_get_current_buf()) end
 
 return M
