@@ -19,6 +19,7 @@ void add_bench_next_edit_command(CLI::App & bench, cli_state & state) {
     auto * f = new flags;
     f->common.sides = "hearth,none";   // llama.cpp has no next edits: the baseline is never predicting
     add_bench_script_options(*cmd, f->common);
+    cmd->get_option("--sides")->description("what to measure: hearth, none (never predicts), comma-separated");
     cmd->add_option("--tasks", f->tasks, "task list, JSON lines (default: bench/next_edit/tasks-v1.jsonl)");
     cmd->add_option("-n,--limit", f->limit, "run the first N tasks of the list (0: all)")->capture_default_str();
     cmd->add_option("--kind", f->kinds, "only these kinds: edit, no_edit");
