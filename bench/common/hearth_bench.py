@@ -162,6 +162,33 @@ def daemon_status(daemon, timeout_s):
         conn.close()
 
 
+def run_on_daemon(args, tasks, workdir, ask, say):
+    """Each task through one real `hearth daemon` (args.hearth, args.model, args.daemon_arg,
+    args.setting): ask(daemon, task) gives its result; a request that failed is {"error": ...},
+    a daemon that died ends the run. hearth/status after the last task is kept under "status",
+    and the daemon's log (at debug level) copied to args.daemon_log when one is named."""
+    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg, "debug" if args.daemon_log else "warn",
+                           args.setting)
+    out = {}
+    try:
+        for i, t in enumerate(tasks):
+            try:
+                out[t["id"]] = ask(daemon, t)
+            except (OSError, bench_error) as e:
+                if daemon.proc.poll() is not None:
+                    raise bench_error(f"hearth daemon died on task {t['id']}: {daemon.log_tail()}")
+                out[t["id"]] = {"error": str(e)}
+            if (i + 1) % 10 == 0 or i + 1 == len(tasks):
+                say(f"hearth: {i + 1}/{len(tasks)} tasks")
+        out["status"] = daemon_status(daemon, args.request_timeout)
+    finally:
+        daemon.stop()
+        if args.daemon_log:
+            with open(args.daemon_log, "w") as f:
+                f.write(open(daemon.log.name).read())
+    return out
+
+
 class busy_neighbour:
     """A same-priority busy process (not niced: a niced one would hide what we measure)."""
 

@@ -31,8 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common"))   # bench/common, also when installed
 import sdists  # noqa: E402
-from hearth_bench import (add_side_by_side_arguments, bench_error, busy_neighbour, daemon_status,  # noqa: E402
-                          hearth_daemon, lsp_connection)
+from hearth_bench import (add_side_by_side_arguments, bench_error, busy_neighbour,  # noqa: E402
+                          lsp_connection, run_on_daemon)
 DEFAULT_TASKS = os.path.join(HERE, "tasks-v1.jsonl")
 SIDES = ("hearth", "none")
 
@@ -169,26 +169,7 @@ def ask_hearth(daemon, task, args, workdir):
 
 
 def run_hearth(args, tasks, workdir):
-    daemon = hearth_daemon(args.hearth, args.model, workdir, args.daemon_arg, "debug" if args.daemon_log else "warn",
-                           args.setting)
-    out = {}
-    try:
-        for i, t in enumerate(tasks):
-            try:
-                out[t["id"]] = ask_hearth(daemon, t, args, workdir)
-            except (OSError, bench_error) as e:
-                if daemon.proc.poll() is not None:
-                    raise bench_error(f"hearth daemon died on task {t['id']}: {daemon.log_tail()}")
-                out[t["id"]] = {"error": str(e)}
-            if (i + 1) % 10 == 0 or i + 1 == len(tasks):
-                say(f"hearth: {i + 1}/{len(tasks)} tasks")
-        out["status"] = daemon_status(daemon, args.request_timeout)
-    finally:
-        daemon.stop()
-        if args.daemon_log:
-            with open(args.daemon_log, "w") as f:
-                f.write(open(daemon.log.name).read())
-    return out
+    return run_on_daemon(args, tasks, workdir, lambda daemon, t: ask_hearth(daemon, t, args, workdir), say)
 
 
 # --- summary --------------------------------------------------------------------------------
