@@ -1,6 +1,7 @@
 #include "daemon/pipeline/next_edit_pipeline.h"
 
 #include <algorithm>
+#include <set>
 
 #include "daemon/pipeline/window_diff.h"
 
@@ -47,7 +48,55 @@ std::string without_whitespace(std::string_view s) {
     return out;
 }
 
+bool is_word_byte(char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u >= 0x80 || u == '_' || (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z');
+}
+
+std::set<std::string_view> words_of(std::string_view s) {
+    std::set<std::string_view> out;
+    for (size_t i = 0; i < s.size();) {
+        if (!is_word_byte(s[i])) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < s.size() && is_word_byte(s[j])) ++j;
+        out.insert(s.substr(i, j - i));
+        i = j;
+    }
+    return out;
+}
+
+bool is_number(std::string_view w) {
+    return std::all_of(w.begin(), w.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
+
+bool continues_recent_edits(std::string_view old, std::string_view text, const std::vector<recent_edit> & edits) {
+    const auto old_words = words_of(old), new_words = words_of(text);
+    std::set<std::string_view> recent;
+    for (const auto & e : edits)
+        for (std::string_view s : {std::string_view(e.removed), std::string_view(e.inserted)})
+            recent.merge(words_of(s));
+    bool any_word = false;
+    const auto known = [&](const std::set<std::string_view> & words, const std::set<std::string_view> & other) {
+        for (std::string_view w : words) {
+            if (other.contains(w)) continue;
+            any_word = true;
+            if (!is_number(w) && !recent.contains(w)) return false;
+        }
+        return true;
+    };
+    if (!known(new_words, old_words) || !known(old_words, new_words)) return false;
+    if (any_word) return true;
+    // Punctuation and spaces alone: a recent edit typed or removed the same.
+    return std::any_of(edits.begin(), edits.end(), [&](const recent_edit & e) {
+        return (!text.empty() && e.inserted.find(text) != std::string::npos) ||
+               (!old.empty() && e.removed.find(old) != std::string::npos);
+    });
+}
 
 std::string path_of_uri(std::string_view uri) {
     if (const size_t scheme = uri.find("://"); scheme != std::string_view::npos) {
@@ -127,6 +176,7 @@ std::vector<predicted_edit> confident_edits(const next_edit_ask & ask, window_sp
         if (without_whitespace(t.substr(p.begin, p.end - p.begin)) == without_whitespace(p.text)) continue;
         if (latest && p.begin == latest->offset && p.end - p.begin == latest->inserted.size() && p.text == latest->removed)
             continue;
+        if (!continues_recent_edits(t.substr(p.begin, p.end - p.begin), p.text, ask.edits)) continue;
         out.push_back(p);
     }
     return out;

@@ -8,7 +8,9 @@
 // could not be read; when it changes more than half the window's lines, and more than four
 // (a rewrite, not an edit); when it brings back the window as it was before the latest edit
 // (an undo). Single edits that change only whitespace, or that put back what the latest edit
-// removed where it removed it, are dropped.
+// removed where it removed it, are dropped, and so is an edit that does not continue the recent
+// edits (continues_recent_edits): on `hearth bench next-edit` the instruct models' false edits
+// were rewrites of code the user had not touched (a call wrapped, a line deleted).
 // Thread-safety: request_for() and the free functions are pure; run() and warm_up() follow
 // model_service's rule (the compute worker only).
 #pragma once
@@ -17,6 +19,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -59,6 +62,12 @@ window_span next_edit_window(const next_edit_ask & ask, int32_t window_lines);
 // The confidence rules (see the top) over the rewrite of `window` of ask.text; offsets in the result
 // are the document's.
 std::vector<predicted_edit> confident_edits(const next_edit_ask & ask, window_span window, std::string_view rewritten);
+
+// Whether replacing `old` by `text` continues what the recent edits did: every word it brings in
+// or takes out (a word: a run of letters, digits, '_' and non-ASCII bytes; numbers aside, as a
+// version bumped) is a word those edits typed or removed; an edit of punctuation and spaces
+// alone must repeat what one of them typed or removed.
+bool continues_recent_edits(std::string_view old, std::string_view text, const std::vector<recent_edit> & edits);
 
 // The file's path as the model sees it: the URI without its scheme and authority.
 std::string path_of_uri(std::string_view uri);

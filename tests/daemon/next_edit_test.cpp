@@ -108,6 +108,36 @@ TEST_CASE("next edit: the confidence rules", "[daemon][next_edit]") {
         undone.replace(undone.find("total = 0"), 5, "count");
         CHECK(confident_edits(ask, whole, undone).empty());
     }
+    SECTION("an edit that does not continue the rename (a line no edit touched rewritten): no edit") {
+        std::string other = k_text;
+        other.replace(other.find("return"), 6, "yield");
+        CHECK(confident_edits(ask, whole, other).empty());
+    }
+}
+
+TEST_CASE("next edit: an edit continues the recent ones when its words are theirs", "[daemon][next_edit]") {
+    // Seen on `hearth bench next-edit`: the instruct models' false edits wrapped a call or
+    // deleted code no edit had touched; the right ones repeated a recent edit's words.
+    const std::vector<recent_edit> rename{{0, "count", "total"}};
+    CHECK(continues_recent_edits("count", "total", rename));
+    CHECK(continues_recent_edits("count", "total", {{0, "total", "count"}}));   // its words, either way
+    CHECK_FALSE(continues_recent_edits("count", "amount", rename));
+    CHECK_FALSE(continues_recent_edits("", "):\n", rename));                    // punctuation no edit typed
+    CHECK_FALSE(continues_recent_edits("    del items[0]\n", "", rename));      // code no edit touched
+    CHECK_FALSE(continues_recent_edits("x", "y", {}));                            // no recent edit: nothing continues
+    // The same kind of change again: only its new words must be the recent edits'.
+    const std::vector<recent_edit> isinstance{{0, "type(a) == E", "isinstance(a, E)"}};
+    CHECK(continues_recent_edits("type(b.c) == F", "isinstance(b.c, F)", isinstance));
+    const std::vector<recent_edit> ignore{{0, "  # type: ignore", ""}};
+    CHECK(continues_recent_edits("  # type: ignore", "", ignore));
+    CHECK_FALSE(continues_recent_edits("  # noqa", "", ignore));
+    // Numbers are free (a version bumped); punctuation alone must repeat a recent edit's.
+    CHECK(continues_recent_edits("7", "8", rename));
+    CHECK(continues_recent_edits("", ", ", {{0, "", ", b"}}));
+    CHECK_FALSE(continues_recent_edits("", ";", {{0, "", ", b"}}));
+    // Words of non-ASCII letters count as words.
+    CHECK(continues_recent_edits("größe", "länge", {{0, "größe", "länge"}}));
+    CHECK_FALSE(continues_recent_edits("größe", "weite", {{0, "größe", "länge"}}));
 }
 
 TEST_CASE("daemon: hearth/nextEdit predicts the rename's next use", "[daemon][next_edit]") {
