@@ -4,6 +4,7 @@
 -- feedback notifications. One suggestion at a time (there is one cursor); state is
 -- touched only on the main loop (timers re-enter it with vim.schedule_wrap).
 local compat = require('hearth.compat')
+local editor = require('hearth.editor')
 local ghost = require('hearth.ghost')
 local text = require('hearth.text')
 
@@ -24,15 +25,6 @@ end
 
 local function in_insert_mode()
   return vim.api.nvim_get_mode().mode:sub(1, 1) == 'i'
-end
-
-local function cursor()
-  local c = vim.api.nvim_win_get_cursor(0)
-  return c[1] - 1, c[2]
-end
-
-local function line_at(bufnr, row)
-  return vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
 end
 
 local function cancel_pending()
@@ -115,9 +107,9 @@ local function candidates(client, bufnr, row, col, result)
       local start, replace_bytes = { row, col }, 0
       if type(item.range) == 'table' then
         local s, e = item.range.start, item.range['end']
-        start = { s.line, text.byte_col(line_at(bufnr, s.line), s.character, enc) }
+        start = { s.line, text.byte_col(editor.line_at(bufnr, s.line), s.character, enc) }
         if e.line == row then
-          replace_bytes = math.max(0, text.byte_col(line_at(bufnr, row), e.character, enc) - col)
+          replace_bytes = math.max(0, text.byte_col(editor.line_at(bufnr, row), e.character, enc) - col)
         end
       end
       local lines = vim.api.nvim_buf_get_lines(bufnr, start[1], row + 1, false)
@@ -153,7 +145,7 @@ end
 -- request was made: the candidates were made for that point.
 function M.cycle(delta)
   if not M.visible() or #cur.candidates < 2 or cur.accepted > 0 then return false end
-  local row, col = cursor()
+  local row, col = editor.cursor()
   if row ~= cur.origin[1] or col ~= cur.origin[2] then return false end
   local client = compat.get_client(cur.client_id)
   if not client then return false end
@@ -168,12 +160,12 @@ function M.request(kind)
   local client = hearth_client(bufnr)
   if not client or not in_insert_mode() then return false end
   cancel_pending()
-  local row, col = cursor()
+  local row, col = editor.cursor()
   local tick = vim.api.nvim_buf_get_changedtick(bufnr)
   local enc = compat.offset_encoding(client)
   local params = {
     textDocument = { uri = vim.uri_from_bufnr(bufnr) },
-    position = { line = row, character = text.units(line_at(bufnr, row), col, enc) },
+    position = { line = row, character = text.units(editor.line_at(bufnr, row), col, enc) },
     context = { triggerKind = kind },
   }
   local ok, id
@@ -188,7 +180,7 @@ function M.request(kind)
         or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or not in_insert_mode() then
       return
     end
-    local r, c = cursor()
+    local r, c = editor.cursor()
     if r ~= row or c ~= col then return end
     finish(false)
     local list = candidates(client, bufnr, row, col, result)
@@ -212,7 +204,7 @@ end
 -- else drop it and ask again after the debounce.
 function M.on_text_changed(bufnr)
   if cur and cur.bufnr == bufnr then
-    local row, col = cursor()
+    local row, col = editor.cursor()
     local lines = vim.api.nvim_buf_get_lines(bufnr, cur.start[1], row + 1, false)
     local typed = row >= cur.start[1] and text.ghost(lines, row - cur.start[1], col, cur.shown .. '\0', { 0, cur.start[2] })
     local rest = typed and typed:sub(1, -2)
@@ -237,7 +229,7 @@ end
 function M.on_cursor_moved(bufnr)
   if not cur or cur.bufnr ~= bufnr then return end
   if vim.api.nvim_buf_get_changedtick(bufnr) ~= cur.tick then return end  -- TextChangedI decides
-  local row, col = cursor()
+  local row, col = editor.cursor()
   if row ~= cur.row or col ~= cur.col then finish(false) end
 end
 

@@ -7,6 +7,7 @@
 -- Each edit shown ends once: hearth/didAccept or hearth/didReject with its id. State is
 -- touched only on the main loop.
 local compat = require('hearth.compat')
+local editor = require('hearth.editor')
 local text = require('hearth.text')
 local view = require('hearth.next_edit_view')
 
@@ -39,15 +40,6 @@ function M.inline(e, row, col)
     and e.start[1] == row and e.start[2] >= col
 end
 
-local function cursor()
-  local c = vim.api.nvim_win_get_cursor(0)
-  return c[1] - 1, c[2]
-end
-
-local function line_at(bufnr, row)
-  return vim.api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
-end
-
 local function version(bufnr)
   return vim.lsp.util.buf_versions[bufnr]
 end
@@ -71,7 +63,7 @@ local function cancel_pending()
 end
 
 local function render()
-  local row, col = cursor()
+  local row, col = editor.cursor()
   local e = { start = cur.start, finish = cur.finish, new_text = cur.edit.newText, show_row = cur.show_row }
   e.inline = M.inline(e, row, col)
   e.tab = M.on_edit(e, row) and 'apply' or 'jump'
@@ -122,11 +114,11 @@ end
 -- Tab: jump to the edit, or apply it with the cursor on it. False: no edit here.
 function M.tab()
   if not M.visible() then return false end
-  local row = cursor()
+  local row = editor.cursor()
   if M.on_edit(cur, row) then
     apply()
   else
-    local l = line_at(cur.bufnr, cur.show_row)
+    local l = editor.line_at(cur.bufnr, cur.show_row)
     vim.api.nvim_win_set_cursor(0, { cur.show_row + 1, math.min(cur.show_col, #l) })
     render()
   end
@@ -149,9 +141,9 @@ local function show(client, bufnr, edit)
   local a = edit.showAt and edit.showAt.start or s
   cur = {
     bufnr = bufnr, client_id = client.id, edit = edit,
-    start = { s.line, text.byte_col(line_at(bufnr, s.line), s.character, enc) },
-    finish = { f.line, text.byte_col(line_at(bufnr, f.line), f.character, enc) },
-    show_row = a.line, show_col = text.byte_col(line_at(bufnr, a.line), a.character, enc),
+    start = { s.line, text.byte_col(editor.line_at(bufnr, s.line), s.character, enc) },
+    finish = { f.line, text.byte_col(editor.line_at(bufnr, f.line), f.character, enc) },
+    show_row = a.line, show_col = text.byte_col(editor.line_at(bufnr, a.line), a.character, enc),
   }
   render()
   local keys = opts.next_edit.keys
@@ -179,13 +171,13 @@ function M.request(bufnr)
   local client = compat.clients_of(bufnr, 'hearth')[1]
   if not client or not advertised(client) then return false end
   cancel_pending()
-  local row, col = cursor()
+  local row, col = editor.cursor()
   local uri = vim.uri_from_bufnr(bufnr)
   local tick = vim.api.nvim_buf_get_changedtick(bufnr)
   asked[bufnr] = tick
   local params = {
     textDocument = { uri = uri, version = version(bufnr) },
-    position = { line = row, character = text.units(line_at(bufnr, row), col, compat.offset_encoding(client)) },
+    position = { line = row, character = text.units(editor.line_at(bufnr, row), col, compat.offset_encoding(client)) },
   }
   local ok, id
   ok, id = compat.request(client, 'hearth/nextEdit', params, function(err, result)
