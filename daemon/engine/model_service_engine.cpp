@@ -202,14 +202,11 @@ public:
         const int32_t cursor = cursor_in(*prompt);
         for (int32_t c = 0; c < req.n_candidates && !stop.stop_requested(); ++c) {
             const std::string slot = sessions_.pick_slot(req.uri, *prompt, req.chunk_reuse_min, req.slots_per_document, cursor);
-            auto seq = sessions_.acquire(slot, static_cast<int32_t>(prompt->size()) + n_predict);
-            log_store_warnings();   // a slot file acquire() refused
-            if (!seq) return seq.error();
             std::vector<float> logits;
-            auto pf = inference::prefill(lm_->eng(), **seq, *prompt, logits,
-                                         inference::prefill_options{true, req.chunk_reuse_min, stop, cursor});
+            inference::sequence * seq = nullptr;
+            auto pf = prefill_slot(slot, static_cast<int32_t>(prompt->size()) + n_predict, *prompt, logits,
+                                   inference::prefill_options{true, req.chunk_reuse_min, stop, cursor}, seq);
             if (!pf) return pf.error();
-            sessions_.record(*pf);
             out.timings.n_evaluated += pf->n_evaluated;
             if (pf->stopped) break;   // cancelled mid-prompt: the worker is free at once
             if (c == 0) {
@@ -240,12 +237,12 @@ public:
             params.rule = inference::make_completion_rule(mode, req.prefix, req.suffix);
             params.end_tokens = inference::fim_end_tokens(voc);
             params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
-            auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop,
+            auto gen = inference::generate(lm_->eng(), voc, *seq, logits, params, stop,
                                            c == 0 ? on_piece : piece_callback{});
             if (!gen) return gen.error();
             if (c == 0 && req.retry_repeated_line && mode == inference::line_mode::single_line &&
                 inference::repeats_cursor_line(req.prefix, req.suffix, gen->text)) {
-                auto again = retry_without_repeat(req, *prompt, **seq, *gen, params, stop, out.timings);
+                auto again = retry_without_repeat(req, *prompt, *seq, *gen, params, stop, out.timings);
                 if (!again) return again.error();
                 if (*again) {
                     add_generation(out.timings, *gen);
@@ -290,13 +287,10 @@ public:
             publish(std::nullopt);
             return out;
         }
-        auto seq = sessions_.acquire(slot, n_positions);
-        log_store_warnings();
-        if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor});
+        inference::sequence * seq = nullptr;
+        auto pf = prefill_slot(slot, n_positions, prompt, logits, inference::prefill_options{true, req.chunk_reuse_min, stop, cursor}, seq);
         if (!pf) return pf.error();
-        sessions_.record(*pf);
         if (!pf->stopped) measure_prompt_speed(*pf);
         ++warm_ups_;
         warm_up_tokens_ += static_cast<uint64_t>(pf->n_evaluated);
@@ -376,13 +370,11 @@ public:
             return fail("the conversation (", prompt.size(), " tokens) does not fit the context of ", lm_->n_ctx(), " tokens");
         // The answer stops at the context's end, however many tokens were asked for.
         const int32_t n_predict = std::min(req.n_predict, lm_->n_ctx() - static_cast<int32_t>(prompt.size()));
-        auto seq = sessions_.acquire("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + n_predict);
-        log_store_warnings();
-        if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
+        inference::sequence * seq = nullptr;
+        auto pf = prefill_slot("chat:" + req.uri, static_cast<int32_t>(prompt.size()) + n_predict, prompt, logits,
+                               inference::prefill_options{true, 0, stop}, seq);
         if (!pf) return pf.error();
-        sessions_.record(*pf);
         if (pf->stopped) {
             chat_answer out;
             out.stop = stop_reason::cancelled;
@@ -398,7 +390,7 @@ public:
         inference::reasoning_filter think(req.show_reasoning ? inference::reasoning_display::folded : inference::reasoning_display::hidden,
                                           *lm_->chat());
         const auto show = [&](std::string_view s) { if (!s.empty() && on_piece) on_piece(s); };
-        auto gen = inference::generate(lm_->eng(), lm_->vocab(), **seq, logits, params, stop,
+        auto gen = inference::generate(lm_->eng(), lm_->vocab(), *seq, logits, params, stop,
                                        [&](std::string_view piece) { show(think.push(piece)); });
         if (!gen) return gen.error();
         show(think.finish());
@@ -439,13 +431,10 @@ public:
             publish(std::nullopt);
             return out;
         }
-        auto seq = sessions_.acquire(slot, n_positions);
-        log_store_warnings();
-        if (!seq) return seq.error();
         std::vector<float> logits;
-        auto pf = inference::prefill(lm_->eng(), **seq, prompt, logits, inference::prefill_options{true, 0, stop});
+        inference::sequence * seq = nullptr;
+        auto pf = prefill_slot(slot, n_positions, prompt, logits, inference::prefill_options{true, 0, stop}, seq);
         if (!pf) return pf.error();
-        sessions_.record(*pf);
         out.timings.n_prompt_tokens = pf->n_prompt;
         out.timings.n_cached_tokens = pf->n_reused;
         out.timings.n_evaluated = pf->n_evaluated;
@@ -473,7 +462,7 @@ public:
             return r ? r->text_end - prefill.size() : std::string_view::npos;
         };
         params.speculation = inference::make_speculation(speculate_, draft_.get(), draft_seq_ ? &*draft_seq_ : nullptr);
-        auto gen = inference::generate(lm_->eng(), voc, **seq, logits, params, stop);
+        auto gen = inference::generate(lm_->eng(), voc, *seq, logits, params, stop);
         if (!gen) return gen.error();
         add_generation(out.timings, *gen);
         out.stop = to_stop_reason(gen->finish);
@@ -697,6 +686,20 @@ private:
     }
 
     // A slot file that was refused (wrong model, truncated, corrupted) or could not be written.
+    // The prompt into the slot's sequence (held for n_positions; a slot file acquire() refused is
+    // logged), its statistics recorded in the session cache's; seq is the slot's sequence after it.
+    result<inference::prefill_stats> prefill_slot(const std::string & slot, int32_t n_positions,
+                                                  std::span<const token_id> prompt, std::vector<float> & logits,
+                                                  const inference::prefill_options & opts, inference::sequence *& seq) {
+        auto acquired = sessions_.acquire(slot, n_positions);
+        log_store_warnings();
+        if (!acquired) return acquired.error();
+        seq = *acquired;
+        auto pf = inference::prefill(lm_->eng(), *seq, prompt, logits, opts);
+        if (pf) sessions_.record(*pf);
+        return pf;
+    }
+
     void log_store_warnings() {
         for (const auto & w : sessions_.take_warnings()) spdlog::warn("KV slot store: {}", w);
     }
